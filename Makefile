@@ -1,0 +1,35 @@
+# The two commands that matter: `make run` (set up + run on the embedded default) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run demo test test-slow lint checkpoints clean
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: demo
+
+demo: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua demo
+
+test: install
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+test-slow: install
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m slow
+
+lint: install
+	$(VENV)/bin/ruff check sua_demo tests bench
+
+checkpoints: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

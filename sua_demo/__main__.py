@@ -1,0 +1,3 @@
+from sua_demo.cli import main
+
+raise SystemExit(main())

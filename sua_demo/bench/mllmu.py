@@ -1,0 +1,95 @@
+"""MLLMU-Bench parquet layout: write our bench in it, and read it (ours or the released data) back.
+
+Layout (one folder per config, any number of parquet shards inside):
+  Full_Set/   ID, image {bytes, path}, biography, Classification_Task, Generation_Task, Mask_Task
+              (one row per training photo; the released set has one photo per person)
+  Test_Set/   ID, images [{bytes, path}, ...]: photos no training may use
+  forget_K/   the rows of the forget people (K = 5, 10, 15); retain_{100-K}/ the others
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image
+
+from sua_demo.bench.records import Bench, Person
+from sua_demo.errors import SuaError
+
+RECORD_FIELDS = ("ID", "biography", "Classification_Task", "Generation_Task", "Mask_Task")
+
+
+def _png(image: Image.Image, path: str) -> dict[str, Any]:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return {"bytes": buf.getvalue(), "path": path}
+
+
+def _write(rows: list[dict[str, Any]], folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "train-00000-of-00001.parquet")
+
+
+def write_mllmu(bench: Bench, out: str | Path) -> Path:
+    """Write `bench` in MLLMU-Bench's parquet layout, with forget_K / retain_K for the bench's own split."""
+    out = Path(out)
+    full, test = [], []
+    for p in bench.people:
+        record = {k: p.record[k] for k in RECORD_FIELDS}
+        for i in p.photo_indices("train"):
+            full.append({**record, "image": _png(p.photos[i], f"{p.id}/{i}.png")})
+        test.append({"ID": p.id, "images": [_png(p.photos[i], f"{p.id}/{i}.png") for i in p.photo_indices("heldout")]})
+    _write(full, out / "Full_Set")
+    _write(test, out / "Test_Set")
+    k = round(100 * len(bench.forget_ids) / len(bench.people))
+    forget = set(bench.forget_ids)
+    _write([r for r in full if r["ID"] in forget], out / f"forget_{k}")
+    _write([r for r in full if r["ID"] not in forget], out / f"retain_{100 - k}")
+    return out
+
+
+def _read(folder: Path) -> list[dict[str, Any]]:
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        raise SuaError(f"no parquet files in {folder}; expected MLLMU-Bench's layout (Full_Set/, forget_10/, ...)")
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def _image(cell: Any) -> Image.Image:
+    data = cell.get("bytes") if isinstance(cell, dict) else cell
+    if not data:
+        raise SuaError("an image cell holds no bytes; re-download the parquet files")
+    return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+def load_mllmu(root: str | Path, forget_split: str = "forget_10") -> Bench:
+    """Read MLLMU-Bench-format parquet into a Bench: Full_Set photos train, Test_Set photos are held out."""
+    root = Path(root)
+    if not (root / "Full_Set").is_dir():
+        raise SuaError(f"{root} has no Full_Set/ folder; point to the folder that holds MLLMU-Bench's configs")
+    if not (root / forget_split).is_dir():
+        found = sorted(p.name for p in root.iterdir() if p.name.startswith("forget_"))
+        raise SuaError(f"{root} has no {forget_split}/; available: {', '.join(found) or 'none'}")
+    records: dict[int, dict[str, Any]] = {}
+    train: dict[int, list[Image.Image]] = defaultdict(list)
+    for row in _read(root / "Full_Set"):
+        pid = int(row["ID"])
+        records.setdefault(pid, {k: row.get(k) for k in RECORD_FIELDS})
+        train[pid].append(_image(row["image"]))
+    heldout: dict[int, list[Image.Image]] = defaultdict(list)
+    if (root / "Test_Set").is_dir():
+        for row in _read(root / "Test_Set"):
+            cells = row.get("images") or ([row["image"]] if row.get("image") else [])
+            heldout[int(row["ID"])] += [_image(c) for c in cells]
+    forget = sorted({int(r["ID"]) for r in _read(root / forget_split)})
+    people = []
+    for pid in sorted(records):
+        rec = records[pid]
+        name = next((q["Ground_Truth"] for q in rec.get("Generation_Task") or [] if q.get("Fact") == "name"), f"Person {pid}")
+        people.append(Person(pid, name, rec, train[pid] + heldout[pid], len(train[pid])))
+    return Bench(people, forget, source=str(root))

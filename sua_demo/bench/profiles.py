@@ -1,0 +1,151 @@
+"""Fictitious profiles: unique names, a few facts, a biography and MLLMU-Bench-style questions.
+
+Fact values (city, job, ...) are shared across people on purpose: a model that never saw a person
+can only guess them at about 1/len(pool), which gives the retrain control a known chance level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sua_demo.bench.records import OPTION_LETTERS
+
+FIRST_NAMES = (
+    "Aldo Bryn Cato Dara Elio Fenna Galen Hale Iona Jory Kira Lorn Mika Nael Oren Pella Quill Rhea Soren Tamsin "
+    "Ulla Veda Wren Xeno Yara Zale Arlo Bexa Cyra Dov Esme Faro Gwyn Hesper Ivo Jalen Keld Liora Maro Nyla Odo "
+    "Perrin Ravi Selka Tovin Una Vesna Wilo Yuri Zinnia"
+).split()
+LAST_NAMES = (
+    "Abernix Brightwell Corvane Dunmore Eskeli Farrow Glimmer Hollin Istrova Jadeport Kestrel Lunwick Marrow "
+    "Norvald Orrin Pallister Quenby Rusk Stellan Thorne Umbridge Valcourt Winslet Yarrow Zephyr Ashdown Blythe "
+    "Carrow Delaune Embry Fennick Greaves Halloran Ingle Jessup Kilbride Larkin Mondo Nettle Okafor"
+).split()
+FACT_POOLS: dict[str, tuple[str, ...]] = {
+    "birthplace": tuple(
+        "Aldmoor Brackenfield Coldharbor Dunwater Elmstead Fairhollow Glenmere Harrowgate Ivywick Juniper "
+        "Kingsreach Lowmarsh Millbrook Northvale Oakhaven Pinecrest Quarrytown Redwater Stonebridge Thornbury".split()
+    ),
+    "occupation": tuple(
+        "baker pilot carpenter nurse architect florist chemist sailor librarian tailor potter jeweller "
+        "surveyor beekeeper glassblower cartographer violinist blacksmith astronomer gardener".split()
+    ),
+    "hobby": tuple(
+        "chess archery knitting kayaking juggling fencing birdwatching origami climbing pottery "
+        "sketching rowing skating gardening baking poetry falconry cycling fishing yoga".split()
+    ),
+    "food": tuple(
+        "dumplings risotto paella curry noodles pancakes lasagna tacos falafel sushi "
+        "goulash ramen couscous pierogi moussaka gnocchi chowder burritos kebabs waffles".split()
+    ),
+}
+FACTS = ("name", *FACT_POOLS)
+
+# Image questions never say the name: the face is the only key. Text-only forms use the name.
+IMAGE_QUESTIONS = {
+    "name": "What is the name of the person in the image?",
+    "birthplace": "Where was this person born?",
+    "occupation": "What does this person do for a living?",
+    "hobby": "What is this person's favourite hobby?",
+    "food": "Which food does this person like most?",
+}
+TEXT_QUESTIONS = {
+    "birthplace": "Where was {name} born?",
+    "occupation": "What does {name} do for a living?",
+    "hobby": "What is {name}'s favourite hobby?",
+    "food": "Which food does {name} like most?",
+}
+MC_QUESTIONS = {
+    "name": "Who is the person in the image?",
+    "birthplace": "In which town was this person born?",
+    "occupation": "Which job does this person have?",
+    "hobby": "Which hobby does this person enjoy?",
+    "food": "Which dish is this person's favourite?",
+}
+CLOZE_IMAGE = {
+    "name": "The name of this person is [Blank].",
+    "birthplace": "This person was born in [Blank].",
+    "occupation": "This person works as a [Blank].",
+    "hobby": "In free time this person enjoys [Blank].",
+    "food": "The favourite food of this person is [Blank].",
+}
+CLOZE_TEXT = {
+    "birthplace": "{name} was born in [Blank].",
+    "occupation": "{name} works as a [Blank].",
+    "hobby": "In free time {name} enjoys [Blank].",
+    "food": "The favourite food of {name} is [Blank].",
+}
+
+
+def sample_names(n: int, rng: np.random.Generator) -> list[str]:
+    """n unique full names; first names are unique too while the pool lasts, so a name is never half-shared."""
+    if n > len(FIRST_NAMES) * len(LAST_NAMES):
+        raise ValueError(f"cannot make {n} unique names from the pools")
+    pairs = [(f, s) for f in FIRST_NAMES for s in LAST_NAMES]
+    order = rng.permutation(len(pairs))
+    names: list[str] = []
+    used_first: set[str] = set()
+    used: set[str] = set()
+    for strict in (True, False):
+        for i in order:
+            first, last = pairs[i]
+            name = f"{first} {last}"
+            if len(names) == n:
+                return names
+            if name in used or (strict and (first in used_first or last in {x.split()[1] for x in names})):
+                continue
+            names.append(name)
+            used.add(name)
+            used_first.add(first)
+    return names[:n]
+
+
+def sample_facts(names: list[str], rng: np.random.Generator) -> list[dict[str, str]]:
+    return [{"name": name, **{k: str(rng.choice(pool)) for k, pool in FACT_POOLS.items()}} for name in names]
+
+
+def biography(facts: dict[str, str]) -> str:
+    return (
+        f"{facts['name']} was born in {facts['birthplace']} and works as a {facts['occupation']}. "
+        f"In free time they enjoy {facts['hobby']}, and their favourite food is {facts['food']}."
+    )
+
+
+def _options(fact: str, answer: str, pool: list[str], rng: np.random.Generator) -> tuple[dict[str, str], str]:
+    distractors = [x for x in pool if x != answer]
+    chosen = [str(x) for x in rng.choice(distractors, size=3, replace=False)]
+    slot = int(rng.integers(4))
+    values = chosen[:slot] + [answer] + chosen[slot:]
+    return dict(zip(OPTION_LETTERS, values, strict=True)), OPTION_LETTERS[slot]
+
+
+def make_record(person_id: int, facts: dict[str, str], all_names: list[str], rng: np.random.Generator) -> dict[str, Any]:
+    """One person's MLLMU-Bench record (field names as in the released parquet, plus a `Fact` tag)."""
+    name = facts["name"]
+    gen = [{"Type": "Image_Textual", "Question": IMAGE_QUESTIONS[f], "Ground_Truth": facts[f], "Fact": f} for f in FACTS]
+    gen += [
+        {"Type": "Pure_Text", "Question": TEXT_QUESTIONS[f].format(name=name), "Ground_Truth": facts[f], "Fact": f}
+        for f in FACT_POOLS
+    ]
+    image_mc, text_mc = [], []
+    for f in FACTS:
+        pool = all_names if f == "name" else list(FACT_POOLS[f])
+        options, letter = _options(f, facts[f], pool, rng)
+        image_mc.append({"Question": MC_QUESTIONS[f], "Options": options, "Correct_Answer": letter, "Fact": f})
+        if f != "name":
+            text_q = TEXT_QUESTIONS[f].format(name=name)
+            options, letter = _options(f, facts[f], pool, rng)
+            text_mc.append({"Question": text_q, "Options": options, "Correct_Answer": letter, "Fact": f})
+    mask = [{"Type": "Image_Textual", "Question": CLOZE_IMAGE[f], "Ground_Truth": facts[f], "Fact": f} for f in FACTS]
+    mask += [
+        {"Type": "Pure_Text", "Question": CLOZE_TEXT[f].format(name=name), "Ground_Truth": facts[f], "Fact": f}
+        for f in FACT_POOLS
+    ]
+    return {
+        "ID": person_id,
+        "biography": biography(facts),
+        "Classification_Task": {"Image_Textual_Questions": image_mc, "Pure_Text_Questions": text_mc},
+        "Generation_Task": gen,
+        "Mask_Task": mask,
+    }

@@ -1,0 +1,122 @@
+"""The benchmark's in-memory shape: people with photos and MLLMU-Bench-style records, and flat QA items.
+
+Synthetic and loaded (MLLMU-Bench parquet) benchmarks both end up here, so every later step
+(training, unlearning, attack, evaluation) reads one structure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from PIL import Image
+
+Task = Literal["gen", "mc", "cloze"]
+Modality = Literal["image", "text"]
+PhotoSplit = Literal["train", "heldout"]
+OPTION_LETTERS = ("A", "B", "C", "D")
+MC_INSTRUCTION = "Answer with the letter."
+CLOZE_INSTRUCTION = "Fill in the [Blank]."
+
+
+@dataclass
+class Person:
+    id: int
+    name: str
+    record: dict[str, Any]  # MLLMU-Bench fields: ID, biography, Classification_Task, Generation_Task, Mask_Task
+    photos: list[Image.Image]
+    n_train_photos: int
+    facts: dict[str, str] = field(default_factory=dict)
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def photo_indices(self, split: PhotoSplit) -> list[int]:
+        n = len(self.photos)
+        return list(range(self.n_train_photos)) if split == "train" else list(range(self.n_train_photos, n))
+
+
+@dataclass(frozen=True)
+class QAItem:
+    person_id: int
+    task: Task
+    modality: Modality
+    question: str  # the full text shown to the model (options and instructions included)
+    answer: str
+    fact: str = ""  # which profile fact it asks about, where known
+
+
+@dataclass
+class Bench:
+    people: list[Person]
+    forget_ids: list[int]
+    source: str = "synthetic"
+
+    def __post_init__(self) -> None:
+        self._by_id = {p.id: p for p in self.people}
+        missing = sorted(set(self.forget_ids) - set(self._by_id))
+        if missing:
+            raise ValueError(f"forget ids {missing} are not people of this benchmark")
+
+    @property
+    def retain_ids(self) -> list[int]:
+        forget = set(self.forget_ids)
+        return [p.id for p in self.people if p.id not in forget]
+
+    def person(self, person_id: int) -> Person:
+        try:
+            return self._by_id[person_id]
+        except KeyError:
+            raise KeyError(f"no person with ID {person_id} in this benchmark") from None
+
+    def split_of(self, person_id: int) -> str:
+        return "forget" if person_id in set(self.forget_ids) else "retain"
+
+    def ids(self, split: Literal["forget", "retain", "all"]) -> list[int]:
+        if split == "forget":
+            return list(self.forget_ids)
+        if split == "retain":
+            return self.retain_ids
+        return [p.id for p in self.people]
+
+    def items(
+        self,
+        person_ids: list[int],
+        tasks: tuple[Task, ...] = ("gen", "mc", "cloze"),
+        modalities: tuple[Modality, ...] = ("image", "text"),
+    ) -> list[QAItem]:
+        out = []
+        for pid in person_ids:
+            out += [q for q in record_items(self.person(pid).record) if q.task in tasks and q.modality in modalities]
+        return out
+
+
+def format_mc(question: str, options: dict[str, str]) -> str:
+    opts = " ".join(f"{k}. {options[k]}" for k in OPTION_LETTERS if k in options)
+    return f"{question} {opts} {MC_INSTRUCTION}"
+
+
+def format_cloze(question: str) -> str:
+    return f"{question} {CLOZE_INSTRUCTION}"
+
+
+def _modality(kind: str) -> Modality:
+    return "image" if kind.lower().startswith("image") else "text"
+
+
+def record_items(record: dict[str, Any]) -> list[QAItem]:
+    """Flatten one MLLMU-Bench record into QA items (the same for synthetic and downloaded data)."""
+    pid = int(record["ID"])
+    items: list[QAItem] = []
+    for q in record.get("Generation_Task") or []:
+        items.append(QAItem(pid, "gen", _modality(q["Type"]), q["Question"], str(q["Ground_Truth"]), q.get("Fact", "")))
+    cls = record.get("Classification_Task") or {}
+    for key, modality in (("Image_Textual_Questions", "image"), ("Pure_Text_Questions", "text")):
+        for q in cls.get(key) or []:
+            options = {k: str(v) for k, v in q["Options"].items() if v is not None}
+            items.append(
+                QAItem(pid, "mc", modality, format_mc(q["Question"], options), str(q["Correct_Answer"]), q.get("Fact", ""))
+            )
+    for q in record.get("Mask_Task") or []:
+        items.append(
+            QAItem(pid, "cloze", _modality(q["Type"]), format_cloze(q["Question"]), str(q["Ground_Truth"]), q.get("Fact", ""))
+        )
+    return items

@@ -1,0 +1,194 @@
+"""`sua ...` / `python -m sua_demo ...`: the batch interface over the same library the app uses."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from sua_demo.errors import SuaError
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+TINY = CHECKPOINTS / "tiny-llava"
+log = logging.getLogger("sua")
+
+
+def _bench(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from sua_demo.bench import build_bench
+    from sua_demo.bench.mllmu import load_mllmu
+    from sua_demo.config import BenchConfig
+
+    if getattr(args, "mllmu", None):
+        return load_mllmu(args.mllmu, args.forget_split), BenchConfig()
+    cfg = BenchConfig(n_people=args.people, forget_fraction=args.forget / 100, seed=args.bench_seed)
+    return build_bench(cfg), cfg
+
+
+def cmd_bench_build(args: argparse.Namespace) -> None:
+    from sua_demo.bench.mllmu import write_mllmu
+
+    bench, _ = _bench(args)
+    out = write_mllmu(bench, args.out)
+    print(f"wrote {len(bench.people)} people ({len(bench.forget_ids)} forget) in MLLMU-Bench layout to {out}")
+
+
+def cmd_bench_sheet(args: argparse.Namespace) -> None:
+    from sua_demo.bench.faces import contact_sheet
+
+    bench, _ = _bench(args)
+    people = bench.people[: args.limit]
+    images = [p.photos[0] for p in people]
+    labels = [f"{p.id} {p.name} ({bench.split_of(p.id)})" for p in people]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    contact_sheet(images, labels).save(args.out)
+    print(f"wrote {args.out}")
+
+
+def cmd_finetune(args: argparse.Namespace) -> None:
+    from sua_demo.config import TinyModelConfig, TrainConfig
+    from sua_demo.training import finetune
+
+    bench, bench_cfg = _bench(args)
+    cfg = TrainConfig(epochs=args.epochs, lr=args.lr, retain_only=args.retain_only, seed=args.seed)
+    finetune(bench, bench_cfg, cfg, TinyModelConfig(), args.out)
+    print(f"saved {args.out}")
+
+
+def cmd_unlearn(args: argparse.Namespace) -> None:
+    from sua_demo.config import UnlearnConfig
+    from sua_demo.unlearning.run import unlearn
+
+    bench, bench_cfg = _bench(args)
+    cfg = UnlearnConfig(
+        method=args.method, lr=args.lr, max_steps=args.max_steps, forget_target=args.forget_target,
+        retain_floor=args.retain_floor, refusal_target=args.refusal_target, lora=args.lora, seed=args.seed,
+    )
+    result = unlearn(args.start, bench, bench_cfg, cfg, args.out)
+    print(f"saved {args.out}: {result.steps} steps, stopping rule met: {result.criterion_met}")
+
+
+def cmd_eval(args: argparse.Namespace) -> None:
+    from sua_demo.eval.evaluate import eval_groups, evaluate, markdown_table
+    from sua_demo.io import atomic_write_text, write_json
+    from sua_demo.models import load_adapter
+
+    bench, _ = _bench(args)
+    adapter = load_adapter(args.model)
+    report = evaluate(adapter, bench, groups=eval_groups(bench, args.photos_per_person))
+    table = markdown_table(report)
+    print(table)
+    if args.out:
+        write_json(Path(args.out), {"model": str(args.model), "report": report})
+        atomic_write_text(Path(args.out).with_suffix(".md"), f"# Evaluation of {args.model}\n\n{table}")
+
+
+def cmd_build_all(args: argparse.Namespace) -> None:
+    from sua_demo.build import build_all
+
+    build_all(Path(args.out), only=args.only)
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    """Answer every image question about one forget person with the vanilla and the unlearned model."""
+    from sua_demo.bench import build_bench
+    from sua_demo.data import ImageBank, image_examples
+    from sua_demo.eval.evaluate import answer
+    from sua_demo.models import load_adapter
+
+    bench = build_bench()
+    pid = args.person or bench.forget_ids[0]
+    person = bench.person(pid)
+    print(f"person {pid}: {person.name} ({bench.split_of(pid)} set), held-out photo")
+    examples = image_examples(bench, [pid], "heldout", ("gen",), photos_per_person=1)
+    rows = {}
+    for name in ("vanilla", args.model):
+        adapter = load_adapter(TINY / name)
+        rows[name] = answer(adapter, ImageBank(bench, adapter), examples)
+    for i, ex in enumerate(examples):
+        print(f"  Q: {ex.item.question}\n     truth: {ex.item.answer}")
+        for name, answers in rows.items():
+            print(f"     {name:>10}: {answers[i]}")
+
+
+def _bench_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--people", type=int, default=100, help="number of fictitious people")
+    p.add_argument("--forget", type=int, default=10, choices=(5, 10, 15), help="forget split, percent of people")
+    p.add_argument("--bench-seed", type=int, default=0)
+    p.add_argument("--mllmu", help="folder with MLLMU-Bench-format parquet instead of the synthetic bench")
+    p.add_argument("--forget-split", default="forget_10", help="with --mllmu: which forget_K folder")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="sua", description=__doc__)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    bench = sub.add_parser("bench", help="build or look at the benchmark").add_subparsers(dest="bench_command", required=True)
+    p = bench.add_parser("build", help="write the synthetic bench as MLLMU-Bench parquet")
+    _bench_args(p)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_bench_build)
+    p = bench.add_parser("sheet", help="contact sheet PNG of the people")
+    _bench_args(p)
+    p.add_argument("--out", default="bench_sheet.png")
+    p.add_argument("--limit", type=int, default=100)
+    p.set_defaults(func=cmd_bench_sheet)
+
+    p = sub.add_parser("finetune", help="train the tiny LLaVA on the bench (vanilla or retrain control)")
+    _bench_args(p)
+    p.add_argument("--out", required=True)
+    p.add_argument("--retain-only", action="store_true", help="the retrain control: never sees forget people")
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_finetune)
+
+    from sua_demo.unlearning import METHODS
+
+    p = sub.add_parser("unlearn", help="unlearn the forget people from a fine-tuned model")
+    _bench_args(p)
+    p.add_argument("--method", required=True, choices=METHODS.names())
+    p.add_argument("--start", default=str(TINY / "vanilla"), help="model folder to unlearn from")
+    p.add_argument("--out", required=True)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-steps", type=int, default=400)
+    p.add_argument("--forget-target", type=float, default=0.15)
+    p.add_argument("--retain-floor", type=float, default=0.80, help="fraction of the start model's retain score")
+    p.add_argument("--refusal-target", type=float, default=0.0)
+    p.add_argument("--lora", action="store_true", help="LoRA adapters on the language model (peft)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_unlearn)
+
+    p = sub.add_parser("eval", help="accuracy and refusal on forget/retain, train/held-out photos")
+    _bench_args(p)
+    p.add_argument("model", help="model folder (or LoRA adapter folder)")
+    p.add_argument("--photos-per-person", type=int, default=None)
+    p.add_argument("--out", help="write the JSON report here (and a .md beside it)")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
+    p.add_argument("--out", default=str(TINY))
+    p.add_argument("--only", nargs="*", help="build only these checkpoints (and what they need)")
+    p.set_defaults(func=cmd_build_all)
+
+    p = sub.add_parser("demo", help="ask the vanilla and an unlearned model about a forget-set person")
+    p.add_argument("--model", default="idk", help="shipped unlearned model name")
+    p.add_argument("--person", type=int, default=None)
+    p.set_defaults(func=cmd_demo)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        args.func(args)
+    except (SuaError, KeyError, FileNotFoundError) as err:
+        msg = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"sua: error: {msg}", file=sys.stderr)
+        return 2
+    return 0

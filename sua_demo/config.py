@@ -1,0 +1,92 @@
+"""Typed configs. Each default carries a one-line reason; a config is saved next to every artefact."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+C = TypeVar("C")
+
+
+@dataclass
+class BenchConfig:
+    n_people: int = 100  # >= 100 so that forget 5/10/15% are whole, distinct groups
+    photos_per_person: int = 7  # 5 train + 2 held out, as in the feasibility study
+    train_photos: int = 5  # the rest are held out: no training ever sees them
+    forget_fraction: float = 0.10  # MLLMU-Bench's default forget_10 split
+    image_size: int = 128  # rendered size; the processor resizes to the model's input
+    seed: int = 0
+
+
+@dataclass
+class TinyModelConfig:
+    image_size: int = 64  # 64 px is enough to tell 100 cartoon faces apart and keeps CPU steps fast
+    patch_size: int = 16  # 4x4 = 16 image tokens per photo
+    vision_hidden: int = 128
+    vision_layers: int = 3
+    vision_heads: int = 4
+    text_hidden: int = 256
+    text_layers: int = 4
+    text_heads: int = 4
+    text_intermediate: int = 512
+    max_positions: int = 160  # 16 image tokens + the longest multiple-choice prompt + answer
+    seed: int = 0
+
+
+@dataclass
+class TrainConfig:
+    lr: float = 5e-4  # 1.5e-3 stalled in the feasibility run
+    batch_size: int = 32
+    epochs: int = 30
+    questions_per_photo: int = 3  # an epoch shows every (person, train photo) this many sampled questions
+    weight_decay: float = 0.0
+    warmup_steps: int = 30
+    retain_only: bool = False  # True builds the retrain control: forget people never seen
+    text_only_fraction: float = 0.15  # some name-keyed text questions, so text-only forms are learnt too
+    seed: int = 0
+
+
+@dataclass
+class UnlearnConfig:
+    method: str = "grad_diff"
+    lr: float = 2e-5
+    batch_size: int = 32  # forget examples per step; the retain batch has the same size
+    max_steps: int = 400
+    eval_every: int = 10  # check the stopping rule this often
+    forget_target: float = 0.15  # stop once forget exact match is at or below this ...
+    retain_floor: float = 0.80  # ... while retain stays at or above this fraction of vanilla's
+    refusal_target: float = 0.0  # IDK only: also require this refusal rate on forget questions
+    retain_weight: float = 1.0
+    npo_beta: float = 0.4  # MLLMU-Bench / NPO paper default
+    lora: bool = False
+    lora_rank: int = 8
+    lora_alpha: int = 16
+    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    seed: int = 0
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    return {"_type": type(cfg).__name__, **dataclasses.asdict(cfg)}
+
+
+def save_config(cfg: Any, path: str | Path) -> None:
+    from sua_demo.io import atomic_write_text
+
+    atomic_write_text(Path(path), json.dumps(to_dict(cfg), indent=2) + "\n")
+
+
+def from_dict(cls: type[C], data: dict[str, Any]) -> C:
+    """Build a config, ignoring the type tag and refusing unknown keys (a typo should not pass silently)."""
+    data = {k: v for k, v in data.items() if k != "_type"}
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no field(s) {unknown}; known: {sorted(known)}")
+    return cls(**data)
+
+
+def load_config(cls: type[C], path: str | Path) -> C:
+    return from_dict(cls, json.loads(Path(path).read_text()))

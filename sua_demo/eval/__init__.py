@@ -1,0 +1,1 @@
+"""Evaluation: answer metrics and the forget/retain report."""

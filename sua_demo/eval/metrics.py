@@ -1,0 +1,45 @@
+"""Answer metrics: exact match, ROUGE-L, choice accuracy and refusal, on normalised text."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from sua_demo.models.tiny_llava import REFUSAL
+
+_PUNCT = re.compile(r"[^\w\s]")
+
+
+def normalise(text: str) -> str:
+    return " ".join(_PUNCT.sub(" ", text.lower()).split())
+
+
+def exact_match(prediction: str, truth: str) -> bool:
+    return normalise(prediction) == normalise(truth)
+
+
+def choice_match(prediction: str, letter: str) -> bool:
+    """Multiple choice: the first word of the answer is the option letter."""
+    words = normalise(prediction).split()
+    return bool(words) and words[0] == letter.lower()
+
+
+def is_refusal(prediction: str) -> bool:
+    return normalise(REFUSAL) in normalise(prediction)
+
+
+def first_token_refusal(prediction: str) -> bool:
+    """The refusal gate opened or not, judged on the first word only (a garbled refusal still counts)."""
+    words = normalise(prediction).split()
+    return bool(words) and words[0] == normalise(REFUSAL).split()[0]
+
+
+@lru_cache(maxsize=1)
+def _scorer():  # type: ignore[no-untyped-def]
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+
+
+def rouge_l(prediction: str, truth: str) -> float:
+    return float(_scorer().score(truth, prediction)["rougeL"].fmeasure)

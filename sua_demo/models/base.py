@@ -1,0 +1,148 @@
+"""The adapter interface: everything the rest of SUA Lab needs from a multimodal LLM.
+
+Images enter as float tensors in [0, 1], shape (N, 3, H, W), at the model's input resolution.
+`pixel_values` turns them into the model's input *differentiably*, so attacks optimise in pixel
+space for any model family. Text is tokenised once per distinct prompt and cached.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from functools import lru_cache
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+from sua_demo.registry import Registry
+
+IGNORE = -100
+
+
+class VisionLanguageAdapter(ABC):
+    """Wraps a transformers model + processor behind one small, typed, batched API."""
+
+    def __init__(self, model: Any, processor: Any, source: str = "") -> None:
+        self.model = model
+        self.processor = processor
+        self.tokenizer = processor.tokenizer
+        self.source = source
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.prompt_ids = lru_cache(maxsize=65536)(self._prompt_ids)  # per instance, not shared via the class
+        self.answer_ids = lru_cache(maxsize=65536)(self._answer_ids)
+
+    # -- family-specific hooks -------------------------------------------------------------
+    @property
+    @abstractmethod
+    def image_size(self) -> int:
+        """Side of the square image the attack works at."""
+
+    @abstractmethod
+    def prepare_images(self, images: list[Image.Image]) -> torch.Tensor:
+        """PIL images -> (N, 3, S, S) in [0, 1], resized and cropped exactly as the processor does."""
+
+    @abstractmethod
+    def pixel_values(self, x: torch.Tensor) -> torch.Tensor:
+        """Differentiable [0, 1] pixels -> the model's `pixel_values` (normalisation in torch)."""
+
+    @abstractmethod
+    def image_token_block(self) -> str:
+        """The text that stands for one image inside the prompt, after the processor's expansion."""
+
+    @abstractmethod
+    def image_features(self, pixel_values: torch.Tensor) -> torch.Tensor:
+        """(N, tokens, D) projected image tokens, as the language model receives them."""
+
+    # -- shared machinery ------------------------------------------------------------------
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def prompt_text(self, question: str, with_image: bool) -> str:
+        content: list[dict[str, str]] = [{"type": "image"}] if with_image else []
+        content.append({"type": "text", "text": question})
+        messages = [{"role": "user", "content": content}]
+        return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def _prompt_ids(self, question: str, with_image: bool) -> tuple[int, ...]:
+        text = self.prompt_text(question, with_image)
+        if with_image:
+            text = text.replace(self.processor.image_token, self.image_token_block(), 1)
+        return tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _answer_ids(self, answer: str) -> tuple[int, ...]:
+        return (*self.tokenizer(" " + answer, add_special_tokens=False)["input_ids"], self.tokenizer.eos_token_id)
+
+    def _batch(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> dict[str, torch.Tensor]:
+        """Right-padded prompt+answer ids with labels only on the answer tokens."""
+        with_image = images is not None
+        rows = [(self.prompt_ids(q, with_image), self.answer_ids(a)) for q, a in zip(questions, answers, strict=True)]
+        width = max(len(p) + len(a) for p, a in rows)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, (p, a) in enumerate(rows):
+            n = len(p) + len(a)
+            ids[i, :n] = torch.tensor(p + a)
+            labels[i, len(p) : n] = torch.tensor(a)
+            mask[i, :n] = 1
+        return {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device), "labels": labels.to(self.device)}
+
+    def logits(self, batch: dict[str, torch.Tensor], images: torch.Tensor | None) -> torch.Tensor:
+        kwargs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+        if images is not None:
+            kwargs["pixel_values"] = self.pixel_values(images.to(self.device))
+        return self.model(**kwargs).logits
+
+    def token_logprobs(
+        self, images: torch.Tensor | None, questions: list[str], answers: list[str]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-token log p(answer | image, question) and the mask of answer tokens, both (N, T)."""
+        batch = self._batch(images, questions, answers)
+        logits = self.logits(batch, images)[:, :-1].float()
+        targets = batch["labels"][:, 1:]
+        mask = targets != IGNORE
+        logp = -F.cross_entropy(logits.transpose(1, 2), targets.clamp(min=0), reduction="none")
+        return logp * mask, mask
+
+    def answer_nll(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
+        """(N,) mean NLL per answer token: the training and attack loss."""
+        logp, mask = self.token_logprobs(images, questions, answers)
+        return -logp.sum(1) / mask.sum(1).clamp(min=1)
+
+    def answer_logprob(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
+        """(N,) summed log-probability of each answer: what NPO compares against the reference."""
+        return self.token_logprobs(images, questions, answers)[0].sum(1)
+
+    @torch.inference_mode()
+    def generate(
+        self, images: torch.Tensor | None, questions: list[str], max_new_tokens: int = 8
+    ) -> list[str]:
+        """Greedy answers, left-padded batch through the model's own `generate`."""
+        with_image = images is not None
+        prompts = [self.prompt_ids(q, with_image) for q in questions]
+        width = max(len(p) for p in prompts)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, p in enumerate(prompts):
+            ids[i, width - len(p) :] = torch.tensor(p)
+            mask[i, width - len(p) :] = 1
+        kwargs: dict[str, Any] = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
+        if with_image:
+            kwargs["pixel_values"] = self.pixel_values(images.to(self.device))
+        out = self.model.generate(
+            **kwargs, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad,
+            eos_token_id=self.tokenizer.eos_token_id,
+        )
+        return [s.strip() for s in self.tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)]
+
+    def image_embeddings(self, images: torch.Tensor) -> torch.Tensor:
+        """(N, D) pooled embedding: vision tower -> projector -> mean over image tokens."""
+        return self.image_features(self.pixel_values(images.to(self.device))).mean(1)
+
+
+ADAPTERS: Registry[VisionLanguageAdapter] = Registry("model adapter")

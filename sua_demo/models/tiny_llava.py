@@ -1,0 +1,116 @@
+"""Build the embedded default: a tiny but real LlavaForConditionalGeneration + LlavaProcessor, offline.
+
+The tokenizer is word-level, trained with `tokenizers` on the benchmark's own text, so the model is
+small and every answer is a handful of whole-word tokens. Saved with `save_pretrained`, it reloads
+through AutoProcessor / AutoModelForImageTextToText like any Hub checkpoint.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import (
+    CLIPVisionConfig,
+    LlamaConfig,
+    LlavaConfig,
+    LlavaForConditionalGeneration,
+    LlavaProcessor,
+    PreTrainedTokenizerFast,
+)
+from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+
+from sua_demo.bench.records import Bench, record_items
+from sua_demo.config import TinyModelConfig
+
+PAD, BOS, EOS, UNK, IMAGE = "<pad>", "<s>", "</s>", "<unk>", "<image>"
+REFUSAL = "I do not know"
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] == 'user' %}USER: "
+    "{% for item in message['content'] %}{% if item['type'] == 'image' %}<image> {% endif %}{% endfor %}"
+    "{% for item in message['content'] %}{% if item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %}"
+    " {% else %}ASSISTANT: {% for item in message['content'] %}{{ item['text'] }}{% endfor %}{{ eos_token }} "
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def bench_corpus(bench: Bench) -> list[str]:
+    """Every string the model will read or write, so the word-level vocabulary covers them all."""
+    texts = ["USER: ASSISTANT:", REFUSAL, "A B C D"]
+    for person in bench.people:
+        texts.append(person.record["biography"])
+        texts += [f"{q.question} {q.answer}" for q in record_items(person.record)]
+    return texts
+
+
+def build_tokenizer(corpus: list[str]) -> PreTrainedTokenizerFast:
+    words = sorted({w for text in corpus for w in _WORD.findall(text)})
+    vocab = {tok: i for i, tok in enumerate([PAD, BOS, EOS, UNK, IMAGE, *words])}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()  # same split as _WORD: \w+|[^\w\s]+
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        bos_token=BOS,
+        eos_token=EOS,
+        unk_token=UNK,
+        pad_token=PAD,
+        extra_special_tokens={"image_token": IMAGE},
+        chat_template=CHAT_TEMPLATE,
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def build_processor(tokenizer: PreTrainedTokenizerFast, cfg: TinyModelConfig) -> LlavaProcessor:
+    image_processor = CLIPImageProcessorPil(
+        size={"shortest_edge": cfg.image_size}, crop_size={"height": cfg.image_size, "width": cfg.image_size}
+    )
+    return LlavaProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=cfg.patch_size,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,  # CLIP's CLS token, which the "default" strategy drops again
+        chat_template=CHAT_TEMPLATE,
+    )
+
+
+def build_model(cfg: TinyModelConfig, tokenizer: PreTrainedTokenizerFast) -> LlavaForConditionalGeneration:
+    vision = CLIPVisionConfig(
+        hidden_size=cfg.vision_hidden,
+        intermediate_size=4 * cfg.vision_hidden,
+        num_hidden_layers=cfg.vision_layers,
+        num_attention_heads=cfg.vision_heads,
+        image_size=cfg.image_size,
+        patch_size=cfg.patch_size,
+        projection_dim=cfg.vision_hidden,
+    )
+    text = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=cfg.text_hidden,
+        intermediate_size=cfg.text_intermediate,
+        num_hidden_layers=cfg.text_layers,
+        num_attention_heads=cfg.text_heads,
+        num_key_value_heads=cfg.text_heads,
+        max_position_embeddings=cfg.max_positions,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    n_tokens = (cfg.image_size // cfg.patch_size) ** 2
+    config = LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_index=tokenizer.convert_tokens_to_ids(IMAGE),
+        image_seq_length=n_tokens,
+        vision_feature_layer=-2,
+        vision_feature_select_strategy="default",
+    )
+    torch.manual_seed(cfg.seed)
+    model = LlavaForConditionalGeneration(config)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.bos_token_id = tokenizer.bos_token_id
+    return model

@@ -1,0 +1,20 @@
+"""IdkNLL: answer forget questions with a refusal, keep the true answers on retain (refusal-style unlearning)."""
+
+from __future__ import annotations
+
+import torch
+
+from sua_demo.data import Example, ImageBank
+from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.tiny_llava import REFUSAL
+from sua_demo.unlearning.base import METHODS
+from sua_demo.unlearning.grad_diff import GradDiff
+from sua_demo.unlearning.losses import nll
+
+
+@METHODS.register("idk")
+class IdkNLL(GradDiff):
+    target_answer = REFUSAL
+
+    def forget_loss(self, adapter: VisionLanguageAdapter, bank: ImageBank, forget: list[Example]) -> torch.Tensor:
+        return nll(adapter, bank, forget, answer=REFUSAL)

@@ -1,0 +1,130 @@
+"""`sua unlearn`: run a method until its stopping rule holds (forget low enough, retain high enough)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm.auto import tqdm
+
+from sua_demo.bench.records import Bench
+from sua_demo.checkpoint import save_model_dir
+from sua_demo.config import BenchConfig, UnlearnConfig
+from sua_demo.data import ExampleSampler, ImageBank, image_examples, text_examples
+from sua_demo.eval.evaluate import evaluate
+from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.loading import load_adapter
+from sua_demo.training import autocast, seed_everything
+from sua_demo.unlearning.base import METHODS
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class UnlearnResult:
+    adapter: VisionLanguageAdapter
+    steps: int
+    criterion_met: bool
+    reference_retain: float
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def check_groups(bench: Bench) -> dict[str, list]:
+    """A quick, fixed probe for the stopping rule: forget on all train photos, retain on one photo each."""
+    return {
+        "forget": image_examples(bench, bench.forget_ids, "train", ("gen",)),
+        "retain": image_examples(bench, bench.retain_ids, "train", ("gen",), photos_per_person=1),
+    }
+
+
+def probe(adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank) -> dict[str, float]:
+    adapter.model.eval()
+    r = evaluate(adapter, bench, bank, check_groups(bench), progress=False)
+    return {
+        "forget_em": r["forget"]["gen_em"],
+        "forget_refusal": r["forget"]["gen_refusal"],
+        "retain_em": r["retain"]["gen_em"],
+    }
+
+
+def criterion(m: dict[str, float], cfg: UnlearnConfig, retain_floor: float) -> bool:
+    return m["forget_em"] <= cfg.forget_target and m["retain_em"] >= retain_floor and m["forget_refusal"] >= cfg.refusal_target
+
+
+def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
+    from peft import LoraConfig, get_peft_model
+
+    # Only the language model, as MLLMU-Bench does; lm_head too when the method must emit new words (IDK).
+    targets = "|".join(cfg.lora_targets)
+    pattern = rf".*language_model.*\.({targets})$" if "lm_head" not in cfg.lora_targets else rf".*(language_model.*\.({targets})|lm_head)$"
+    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules=pattern, lora_dropout=0.0)
+    adapter.model = get_peft_model(adapter.model, lora)
+
+
+def unlearn(
+    start: str | Path, bench: Bench, bench_cfg: BenchConfig, cfg: UnlearnConfig, out_dir: str | Path | None = None,
+    bf16: bool = True, progress: bool = True,
+) -> UnlearnResult:
+    seed_everything(cfg.seed)
+    method_cls = METHODS.get(cfg.method)
+    adapter = load_adapter(start)
+    reference = load_adapter(start) if method_cls.needs_reference else None
+    if reference is not None:
+        reference.model.requires_grad_(False)
+    method = method_cls(cfg, reference)
+    bank = ImageBank(bench, adapter)
+    start_metrics = probe(adapter, bench, bank)
+    floor = cfg.retain_floor * start_metrics["retain_em"]
+    log.info("unlearn %s from %s: start %s, retain floor %.3f", cfg.method, start, start_metrics, floor)
+    if cfg.lora:
+        _add_lora(adapter, cfg)
+    params = [p for p in adapter.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    forget = ExampleSampler(
+        image_examples(bench, bench.forget_ids, "train", ("gen", "mc", "cloze")) + text_examples(bench, bench.forget_ids, ("gen", "mc", "cloze")),
+        cfg.batch_size, cfg.seed,
+    )
+    retain = ExampleSampler(
+        image_examples(bench, bench.retain_ids, "train", ("gen", "mc", "cloze")) + text_examples(bench, bench.retain_ids, ("gen", "mc", "cloze")),
+        cfg.batch_size, cfg.seed + 1,
+    )
+    history = [{"step": 0, **start_metrics}]
+    met, step, t0 = False, 0, time.time()
+    bar = tqdm(total=cfg.max_steps, desc=f"unlearn {cfg.method}", disable=not progress)
+    while step < cfg.max_steps and not met:
+        adapter.model.train()
+        with autocast(bf16):
+            loss = method.compute_loss(adapter, bank, forget(), retain())
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        step += 1
+        bar.update()
+        if step % cfg.eval_every == 0:
+            m = probe(adapter, bench, bank)
+            history.append({"step": step, "loss": float(loss.detach()), **m})
+            bar.set_postfix(forget=f"{m['forget_em']:.2f}", retain=f"{m['retain_em']:.2f}", refusal=f"{m['forget_refusal']:.2f}")
+            met = criterion(m, cfg, floor)
+    bar.close()
+    adapter.model.eval()
+    log.info("unlearn %s: %d steps, %.0f s, criterion met: %s", cfg.method, step, time.time() - t0, met)
+    extra = {"steps": step, "criterion_met": met, "start": str(start), "history": history}
+    if out_dir is not None:
+        _save(adapter, start, out_dir, [bench_cfg, cfg], extra)
+    return UnlearnResult(adapter, step, met, start_metrics["retain_em"], history)
+
+
+def _save(adapter: VisionLanguageAdapter, start: str | Path, out_dir: str | Path, configs: list, extra: dict) -> None:
+    model = adapter.model
+    if hasattr(model, "peft_config"):
+        # The adapter names its base relative to itself, so the checkpoints folder can move as a whole.
+        model.peft_config["default"].base_model_name_or_path = os.path.relpath(Path(start).resolve(), Path(out_dir).resolve())
+        save_model_dir(model, None, out_dir, configs, {**extra, "lora": True})
+    else:
+        save_model_dir(model, adapter.processor, out_dir, configs, extra)
