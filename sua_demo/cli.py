@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -63,8 +62,14 @@ def cmd_unlearn(args: argparse.Namespace) -> None:
 
     bench, bench_cfg = _bench(args)
     cfg = UnlearnConfig(
-        method=args.method, lr=args.lr, max_steps=args.max_steps, forget_target=args.forget_target,
-        retain_floor=args.retain_floor, refusal_target=args.refusal_target, lora=args.lora, seed=args.seed,
+        method=args.method,
+        lr=args.lr,
+        max_steps=args.max_steps,
+        forget_target=args.forget_target,
+        retain_floor=args.retain_floor,
+        refusal_target=args.refusal_target,
+        lora=args.lora,
+        seed=args.seed,
     )
     result = unlearn(args.start, bench, bench_cfg, cfg, args.out)
     print(f"saved {args.out}: {result.steps} steps, stopping rule met: {result.criterion_met}")
@@ -126,7 +131,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("-v", "--verbose", action="store_true")
     sub = ap.add_subparsers(dest="command", required=True)
 
-    bench = sub.add_parser("bench", help="build or look at the benchmark").add_subparsers(dest="bench_command", required=True)
+    bench = sub.add_parser("bench", help="build or look at the benchmark").add_subparsers(
+        dest="bench_command", required=True
+    )
     p = bench.add_parser("build", help="write the synthetic bench as MLLMU-Bench parquet")
     _bench_args(p)
     p.add_argument("--out", required=True)
@@ -183,8 +190,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if not args.verbose:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # per-shard bars of tiny models are noise; ours stay
     try:
         args.func(args)
     except (SuaError, KeyError, FileNotFoundError) as err:

@@ -28,10 +28,13 @@ class TinyModelConfig:
     vision_hidden: int = 128
     vision_layers: int = 3
     vision_heads: int = 4
-    text_hidden: int = 256
-    text_layers: int = 4
+    text_hidden: int = 128  # a 256-wide LM learned to read the image tokens far more slowly
+    text_layers: int = 3
     text_heads: int = 4
-    text_intermediate: int = 512
+    text_intermediate: int = 1024  # the MLPs hold the person -> fact table; width here is cheap
+    text_init_std: float = 0.088  # ~1/sqrt(text_hidden). Llama's 0.02 suits 4096-wide models; here it leaves the
+    # image -> answer path (two tiny matrices in series) stuck near a saddle for thousands of steps
+    vision_feature_layer: int = -1  # LLaVA uses -2; with 3 layers that would leave the last one untrained
     max_positions: int = 160  # 16 image tokens + the longest multiple-choice prompt + answer
     seed: int = 0
 
@@ -45,6 +48,11 @@ class TrainConfig:
     weight_decay: float = 0.0
     warmup_steps: int = 30
     retain_only: bool = False  # True builds the retrain control: forget people never seen
+    look_warmup_steps: int = 300  # first steps on "look" questions only, like LLaVA's alignment stage: without
+    # it the language model settles on text-only guesses and never learns to read the image tokens
+    augment: bool = True  # random photo jitter on training images: 5 photos a person are few
+    looks_per_photo: int = 1  # extra "what colour is the hair?" questions: they teach the vision tower
+    # what to look at, as LLaVA's captioning stage does, and speed up identity learning
     text_only_fraction: float = 0.15  # some name-keyed text questions, so text-only forms are learnt too
     seed: int = 0
 

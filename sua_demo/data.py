@@ -7,6 +7,7 @@ Images are turned into model-resolution tensors once (`ImageBank`), then indexed
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -44,7 +45,10 @@ class ImageBank:
 
 
 def image_examples(
-    bench: Bench, person_ids: list[int], split: PhotoSplit, tasks: tuple[Task, ...] = ("gen",),
+    bench: Bench,
+    person_ids: list[int],
+    split: PhotoSplit,
+    tasks: tuple[Task, ...] = ("gen",),
     photos_per_person: int | None = None,
 ) -> list[Example]:
     """Every image question of these people on every photo of the split (optionally the first k photos)."""
@@ -78,7 +82,9 @@ class ExampleSampler:
     def __init__(self, examples: list[Example], batch_size: int, seed: int) -> None:
         if not examples:
             raise ValueError("no examples to sample from")
-        self.groups = [g for g in ([e for e in examples if e.photo is not None], [e for e in examples if e.photo is None]) if g]
+        self.groups = [
+            g for g in ([e for e in examples if e.photo is not None], [e for e in examples if e.photo is None]) if g
+        ]
         self.weights = np.array([len(g) for g in self.groups], dtype=float) / len(examples)
         self.batch_size = batch_size
         self.rng = np.random.default_rng(seed)

@@ -90,6 +90,8 @@ def load_mllmu(root: str | Path, forget_split: str = "forget_10") -> Bench:
     people = []
     for pid in sorted(records):
         rec = records[pid]
-        name = next((q["Ground_Truth"] for q in rec.get("Generation_Task") or [] if q.get("Fact") == "name"), f"Person {pid}")
+        name = next(
+            (q["Ground_Truth"] for q in rec.get("Generation_Task") or [] if q.get("Fact") == "name"), f"Person {pid}"
+        )
         people.append(Person(pid, name, rec, train[pid] + heldout[pid], len(train[pid])))
     return Bench(people, forget, source=str(root))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from sua_demo.bench.records import OPTION_LETTERS
+from sua_demo.bench.records import OPTION_LETTERS, QAItem
 
 FIRST_NAMES = (
     "Aldo Bryn Cato Dara Elio Fenna Galen Hale Iona Jory Kira Lorn Mika Nael Oren Pella Quill Rhea Soren Tamsin "
@@ -78,6 +78,32 @@ CLOZE_TEXT = {
 }
 
 
+# Questions about what is visible, not about who it is: training-only "look" items (see TrainConfig).
+LOOK_QUESTIONS = {
+    "skin_tone": "What skin tone does this person have?",
+    "face_shape": "What shape is this person's face?",
+    "hair_style": "What hair style does this person have?",
+    "hair_colour": "What colour is this person's hair?",
+    "eye_colour": "What colour are this person's eyes?",
+    "glasses": "What glasses does this person wear?",
+    "beard": "What beard does this person have?",
+    "mouth": "What is this person's mouth doing?",
+    "clothing": "What is this person wearing?",
+    "clothing_colour": "What colour are this person's clothes?",
+    "background": "What is the background of the photo?",
+    "hat": "What hat does this person wear?",
+    "earrings": "What earrings does this person wear?",
+}
+
+
+def look_items(person_id: int, attributes: dict[str, str]) -> list[QAItem]:
+    return [
+        QAItem(person_id, "look", "image", LOOK_QUESTIONS[k], v.replace("_", " "), k)
+        for k, v in attributes.items()
+        if k in LOOK_QUESTIONS
+    ]
+
+
 def sample_names(n: int, rng: np.random.Generator) -> list[str]:
     """n unique full names; first names are unique too while the pool lasts, so a name is never half-shared."""
     if n > len(FIRST_NAMES) * len(LAST_NAMES):
@@ -120,10 +146,14 @@ def _options(fact: str, answer: str, pool: list[str], rng: np.random.Generator) 
     return dict(zip(OPTION_LETTERS, values, strict=True)), OPTION_LETTERS[slot]
 
 
-def make_record(person_id: int, facts: dict[str, str], all_names: list[str], rng: np.random.Generator) -> dict[str, Any]:
+def make_record(
+    person_id: int, facts: dict[str, str], all_names: list[str], rng: np.random.Generator
+) -> dict[str, Any]:
     """One person's MLLMU-Bench record (field names as in the released parquet, plus a `Fact` tag)."""
     name = facts["name"]
-    gen = [{"Type": "Image_Textual", "Question": IMAGE_QUESTIONS[f], "Ground_Truth": facts[f], "Fact": f} for f in FACTS]
+    gen = [
+        {"Type": "Image_Textual", "Question": IMAGE_QUESTIONS[f], "Ground_Truth": facts[f], "Fact": f} for f in FACTS
+    ]
     gen += [
         {"Type": "Pure_Text", "Question": TEXT_QUESTIONS[f].format(name=name), "Ground_Truth": facts[f], "Fact": f}
         for f in FACT_POOLS

@@ -6,12 +6,13 @@ Synthetic and loaded (MLLMU-Bench parquet) benchmarks both end up here, so every
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import numpy as np
 from PIL import Image
 
-Task = Literal["gen", "mc", "cloze"]
+Task = Literal["gen", "mc", "cloze", "look"]  # "look": training-only questions about what is visible
 Modality = Literal["image", "text"]
 PhotoSplit = Literal["train", "heldout"]
 OPTION_LETTERS = ("A", "B", "C", "D")
@@ -42,6 +43,19 @@ class QAItem:
     question: str  # the full text shown to the model (options and instructions included)
     answer: str
     fact: str = ""  # which profile fact it asks about, where known
+    options: tuple[str, ...] = ()  # multiple choice only: the option texts, A first
+    stem: str = ""  # multiple choice only: the question without its options
+
+    def reshuffled(self, rng: np.random.Generator) -> QAItem:
+        """The same multiple-choice question with its options in a new order (training only): a fixed order
+        per person lets a model memorise the letter from the text and never look at the image."""
+        if self.task != "mc":
+            return self
+        truth = self.options[OPTION_LETTERS.index(self.answer)]
+        order = [self.options[i] for i in rng.permutation(len(self.options))]
+        letter = OPTION_LETTERS[order.index(truth)]
+        question = format_mc(self.stem, dict(zip(OPTION_LETTERS, order, strict=False)))
+        return replace(self, question=question, answer=letter, options=tuple(order))
 
 
 @dataclass
@@ -112,11 +126,20 @@ def record_items(record: dict[str, Any]) -> list[QAItem]:
     for key, modality in (("Image_Textual_Questions", "image"), ("Pure_Text_Questions", "text")):
         for q in cls.get(key) or []:
             options = {k: str(v) for k, v in q["Options"].items() if v is not None}
+            question = format_mc(q["Question"], options)
+            texts = tuple(options[k] for k in OPTION_LETTERS if k in options)
             items.append(
-                QAItem(pid, "mc", modality, format_mc(q["Question"], options), str(q["Correct_Answer"]), q.get("Fact", ""))
+                QAItem(pid, "mc", modality, question, str(q["Correct_Answer"]), q.get("Fact", ""), texts, q["Question"])
             )
     for q in record.get("Mask_Task") or []:
         items.append(
-            QAItem(pid, "cloze", _modality(q["Type"]), format_cloze(q["Question"]), str(q["Ground_Truth"]), q.get("Fact", ""))
+            QAItem(
+                pid,
+                "cloze",
+                _modality(q["Type"]),
+                format_cloze(q["Question"]),
+                str(q["Ground_Truth"]),
+                q.get("Fact", ""),
+            )
         )
     return items

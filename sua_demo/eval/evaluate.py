@@ -16,7 +16,9 @@ TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
 Scores = dict[str, float]
 
 
-def eval_groups(bench: Bench, photos_per_person: int | None = None, tasks: tuple[Task, ...] = TASKS) -> dict[str, list[Example]]:
+def eval_groups(
+    bench: Bench, photos_per_person: int | None = None, tasks: tuple[Task, ...] = TASKS
+) -> dict[str, list[Example]]:
     """The standard report rows: {forget,retain} x {train photos, held-out photos, text-only}."""
     groups: dict[str, list[Example]] = {}
     for split in ("forget", "retain"):
@@ -44,8 +46,12 @@ def score(examples: list[Example], answers: list[str]) -> Scores:
 
 @torch.inference_mode()
 def answer(
-    adapter: VisionLanguageAdapter, bank: ImageBank, examples: list[Example], batch_size: int = 128,
-    images: torch.Tensor | None = None, progress: bool = False,
+    adapter: VisionLanguageAdapter,
+    bank: ImageBank,
+    examples: list[Example],
+    batch_size: int = 128,
+    images: torch.Tensor | None = None,
+    progress: bool = False,
 ) -> list[str]:
     """Greedy answers in input order. `images` replaces the bank's photos (e.g. x + delta), row per example."""
     out: dict[int, str] = {}
@@ -59,8 +65,12 @@ def answer(
 
 
 def evaluate(
-    adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank | None = None,
-    groups: dict[str, list[Example]] | None = None, batch_size: int = 128, progress: bool = True,
+    adapter: VisionLanguageAdapter,
+    bench: Bench,
+    bank: ImageBank | None = None,
+    groups: dict[str, list[Example]] | None = None,
+    batch_size: int = 128,
+    progress: bool = True,
 ) -> dict[str, Scores]:
     bank = bank or ImageBank(bench, adapter)
     groups = groups if groups is not None else eval_groups(bench)
@@ -73,8 +83,13 @@ def evaluate(
 
 def markdown_table(report: dict[str, Scores]) -> str:
     cols = [
-        ("gen_em", "gen EM"), ("gen_rougeL", "ROUGE-L"), ("gen_refusal", "gen refusal"),
-        ("mc_acc", "MC acc"), ("mc_refusal", "MC refusal"), ("cloze_em", "cloze EM"), ("cloze_refusal", "cloze refusal"),
+        ("gen_em", "gen EM"),
+        ("gen_rougeL", "ROUGE-L"),
+        ("gen_refusal", "gen refusal"),
+        ("mc_acc", "MC acc"),
+        ("mc_refusal", "MC refusal"),
+        ("cloze_em", "cloze EM"),
+        ("cloze_refusal", "cloze refusal"),
     ]
     lines = ["| group | " + " | ".join(c for _, c in cols) + " | n |", "|---" * (len(cols) + 2) + "|"]
     for name, s in report.items():

@@ -51,6 +51,10 @@ class VisionLanguageAdapter(ABC):
     def image_token_block(self) -> str:
         """The text that stands for one image inside the prompt, after the processor's expansion."""
 
+    @property
+    def image_token_id(self) -> int:
+        return int(self.tokenizer.convert_tokens_to_ids(self.processor.image_token))
+
     @abstractmethod
     def image_features(self, pixel_values: torch.Tensor) -> torch.Tensor:
         """(N, tokens, D) projected image tokens, as the language model receives them."""
@@ -75,9 +79,8 @@ class VisionLanguageAdapter(ABC):
     def _answer_ids(self, answer: str) -> tuple[int, ...]:
         return (*self.tokenizer(" " + answer, add_special_tokens=False)["input_ids"], self.tokenizer.eos_token_id)
 
-    def _batch(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> dict[str, torch.Tensor]:
+    def encode_batch(self, with_image: bool, questions: list[str], answers: list[str]) -> dict[str, torch.Tensor]:
         """Right-padded prompt+answer ids with labels only on the answer tokens."""
-        with_image = images is not None
         rows = [(self.prompt_ids(q, with_image), self.answer_ids(a)) for q, a in zip(questions, answers, strict=True)]
         width = max(len(p) + len(a) for p, a in rows)
         pad = self.tokenizer.pad_token_id
@@ -89,38 +92,71 @@ class VisionLanguageAdapter(ABC):
             ids[i, :n] = torch.tensor(p + a)
             labels[i, len(p) : n] = torch.tensor(a)
             mask[i, :n] = 1
-        return {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device), "labels": labels.to(self.device)}
+        return {
+            "input_ids": ids.to(self.device),
+            "attention_mask": mask.to(self.device),
+            "labels": labels.to(self.device),
+        }
+
+    def lm_logits(self, batch: dict[str, torch.Tensor], features: torch.Tensor | None) -> torch.Tensor:
+        """Run the language model with image features already computed (scattered into the image slots)."""
+        embeds = self.model.get_input_embeddings()(batch["input_ids"])
+        if features is not None:
+            slots = (batch["input_ids"] == self.image_token_id).unsqueeze(-1)
+            embeds = embeds.masked_scatter(slots, features.to(embeds.dtype))
+        return self.model(inputs_embeds=embeds, attention_mask=batch["attention_mask"]).logits
+
+    def logits_and_embeddings(
+        self, batch: dict[str, torch.Tensor], images: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Logits, and the pooled image embedding taken from the same vision pass (no second forward)."""
+        if images is None:
+            return self.lm_logits(batch, None), None
+        feats = self.image_features(self.pixel_values(images.to(self.device)))
+        return self.lm_logits(batch, feats), feats.mean(1)
+
+    def nll_from_features(self, features: torch.Tensor, questions: list[str], answers: list[str]) -> torch.Tensor:
+        """(N,) answer NLL given precomputed image features: lets one vision pass serve several losses."""
+        batch = self.encode_batch(True, questions, answers)
+        logp, mask = _answer_logprobs(self.lm_logits(batch, features), batch["labels"])
+        return -logp.sum(1) / mask.sum(1).clamp(min=1)
 
     def logits(self, batch: dict[str, torch.Tensor], images: torch.Tensor | None) -> torch.Tensor:
-        kwargs = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
-        if images is not None:
-            kwargs["pixel_values"] = self.pixel_values(images.to(self.device))
-        return self.model(**kwargs).logits
+        return self.logits_and_embeddings(batch, images)[0]
+
+    def forward_answers(
+        self, images: torch.Tensor | None, questions: list[str], answers: list[str]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Per-token log p(answer | image, question) and answer-token mask, both (N, T), plus pooled embeddings."""
+        batch = self.encode_batch(images is not None, questions, answers)
+        logits, pooled = self.logits_and_embeddings(batch, images)
+        logp, mask = _answer_logprobs(logits, batch["labels"])
+        return logp, mask, pooled
 
     def token_logprobs(
         self, images: torch.Tensor | None, questions: list[str], answers: list[str]
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-token log p(answer | image, question) and the mask of answer tokens, both (N, T)."""
-        batch = self._batch(images, questions, answers)
-        logits = self.logits(batch, images)[:, :-1].float()
-        targets = batch["labels"][:, 1:]
-        mask = targets != IGNORE
-        logp = -F.cross_entropy(logits.transpose(1, 2), targets.clamp(min=0), reduction="none")
-        return logp * mask, mask
+        return self.forward_answers(images, questions, answers)[:2]
 
     def answer_nll(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
         """(N,) mean NLL per answer token: the training and attack loss."""
         logp, mask = self.token_logprobs(images, questions, answers)
         return -logp.sum(1) / mask.sum(1).clamp(min=1)
 
+    def answer_nll_and_embedding(
+        self, images: torch.Tensor, questions: list[str], answers: list[str]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(N,) answer NLL and (N, D) pooled image embedding from one forward: the attack's step."""
+        logp, mask, pooled = self.forward_answers(images, questions, answers)
+        assert pooled is not None
+        return -logp.sum(1) / mask.sum(1).clamp(min=1), pooled
+
     def answer_logprob(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
         """(N,) summed log-probability of each answer: what NPO compares against the reference."""
         return self.token_logprobs(images, questions, answers)[0].sum(1)
 
     @torch.inference_mode()
-    def generate(
-        self, images: torch.Tensor | None, questions: list[str], max_new_tokens: int = 8
-    ) -> list[str]:
+    def generate(self, images: torch.Tensor | None, questions: list[str], max_new_tokens: int = 8) -> list[str]:
         """Greedy answers, left-padded batch through the model's own `generate`."""
         with_image = images is not None
         prompts = [self.prompt_ids(q, with_image) for q in questions]
@@ -135,7 +171,10 @@ class VisionLanguageAdapter(ABC):
         if with_image:
             kwargs["pixel_values"] = self.pixel_values(images.to(self.device))
         out = self.model.generate(
-            **kwargs, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad,
+            **kwargs,
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=pad,
             eos_token_id=self.tokenizer.eos_token_id,
         )
         return [s.strip() for s in self.tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)]
@@ -143,6 +182,13 @@ class VisionLanguageAdapter(ABC):
     def image_embeddings(self, images: torch.Tensor) -> torch.Tensor:
         """(N, D) pooled embedding: vision tower -> projector -> mean over image tokens."""
         return self.image_features(self.pixel_values(images.to(self.device))).mean(1)
+
+
+def _answer_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    targets = labels[:, 1:]
+    mask = targets != IGNORE
+    logp = -F.cross_entropy(logits[:, :-1].float().transpose(1, 2), targets.clamp(min=0), reduction="none")
+    return logp * mask, mask
 
 
 ADAPTERS: Registry[VisionLanguageAdapter] = Registry("model adapter")

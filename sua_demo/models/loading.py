@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 
 from sua_demo.errors import SuaError
 from sua_demo.models.base import ADAPTERS, VisionLanguageAdapter
@@ -46,7 +47,9 @@ def load_adapter(
     path = Path(source)
     looks_local = path.exists() or source.startswith((".", "/", "~")) or source.count("/") > 1
     if looks_local and not path.is_dir():
-        raise SuaError(f"no model folder at {source}; pass a folder holding config.json, or a Hub id like llava-hf/llava-1.5-7b-hf")
+        raise SuaError(
+            f"no model folder at {source}; pass a folder holding config.json, or a Hub id like llava-hf/llava-1.5-7b-hf"
+        )
     lora_dir = path if (path / LORA_CONFIG).exists() else None
     base = _resolve_base(path) if lora_dir else source
     if path.is_dir() and not lora_dir and not (path / "config.json").exists():
@@ -57,7 +60,7 @@ def load_adapter(
         model = AutoModelForImageTextToText.from_pretrained(
             base, dtype=dtype or torch.float32, device_map=device_map, trust_remote_code=trust_remote_code
         )
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, SafetensorError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise SuaError(
             f"could not load {base}: {first}. Offline, a Hub model must already be in the local cache; "

@@ -21,6 +21,7 @@ from transformers import (
 )
 from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
+from sua_demo.bench.profiles import look_items
 from sua_demo.bench.records import Bench, record_items
 from sua_demo.config import TinyModelConfig
 
@@ -43,6 +44,7 @@ def bench_corpus(bench: Bench) -> list[str]:
     for person in bench.people:
         texts.append(person.record["biography"])
         texts += [f"{q.question} {q.answer}" for q in record_items(person.record)]
+        texts += [f"{q.question} {q.answer}" for q in look_items(person.id, person.attributes)]
     return texts
 
 
@@ -95,6 +97,7 @@ def build_model(cfg: TinyModelConfig, tokenizer: PreTrainedTokenizerFast) -> Lla
         num_attention_heads=cfg.text_heads,
         num_key_value_heads=cfg.text_heads,
         max_position_embeddings=cfg.max_positions,
+        initializer_range=cfg.text_init_std,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -105,7 +108,7 @@ def build_model(cfg: TinyModelConfig, tokenizer: PreTrainedTokenizerFast) -> Lla
         text_config=text,
         image_token_index=tokenizer.convert_tokens_to_ids(IMAGE),
         image_seq_length=n_tokens,
-        vision_feature_layer=-2,
+        vision_feature_layer=cfg.vision_feature_layer,
         vision_feature_select_strategy="default",
     )
     torch.manual_seed(cfg.seed)

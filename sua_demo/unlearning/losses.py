@@ -13,7 +13,9 @@ def _qa(chunk: list[Example], answer: str | None = None) -> tuple[list[str], lis
     return [e.item.question for e in chunk], [answer or e.item.answer for e in chunk]
 
 
-def nll(adapter: VisionLanguageAdapter, bank: ImageBank, chunk: list[Example], answer: str | None = None) -> torch.Tensor:
+def nll(
+    adapter: VisionLanguageAdapter, bank: ImageBank, chunk: list[Example], answer: str | None = None
+) -> torch.Tensor:
     """Mean answer NLL; `answer` replaces every target (the refusal, for IDK)."""
     return adapter.answer_nll(bank.get(chunk), *_qa(chunk, answer)).mean()
 
@@ -33,7 +35,7 @@ def kl_to_reference(
     """KL(p_ref || p_theta) over answer-token distributions on retain examples."""
     images = bank.get(chunk)
     questions, answers = _qa(chunk)
-    batch = adapter._batch(images, questions, answers)
+    batch = adapter.encode_batch(images is not None, questions, answers)
     mask = (batch["labels"][:, 1:] != -100).unsqueeze(-1)
     logq = F.log_softmax(adapter.logits(batch, images)[:, :-1].float(), -1)
     with torch.no_grad():

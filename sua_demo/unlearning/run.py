@@ -53,7 +53,11 @@ def probe(adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank) -> dict
 
 
 def criterion(m: dict[str, float], cfg: UnlearnConfig, retain_floor: float) -> bool:
-    return m["forget_em"] <= cfg.forget_target and m["retain_em"] >= retain_floor and m["forget_refusal"] >= cfg.refusal_target
+    return (
+        m["forget_em"] <= cfg.forget_target
+        and m["retain_em"] >= retain_floor
+        and m["forget_refusal"] >= cfg.refusal_target
+    )
 
 
 def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
@@ -61,14 +65,23 @@ def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
 
     # Only the language model, as MLLMU-Bench does; lm_head too when the method must emit new words (IDK).
     targets = "|".join(cfg.lora_targets)
-    pattern = rf".*language_model.*\.({targets})$" if "lm_head" not in cfg.lora_targets else rf".*(language_model.*\.({targets})|lm_head)$"
+    pattern = (
+        rf".*language_model.*\.({targets})$"
+        if "lm_head" not in cfg.lora_targets
+        else rf".*(language_model.*\.({targets})|lm_head)$"
+    )
     lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules=pattern, lora_dropout=0.0)
     adapter.model = get_peft_model(adapter.model, lora)
 
 
 def unlearn(
-    start: str | Path, bench: Bench, bench_cfg: BenchConfig, cfg: UnlearnConfig, out_dir: str | Path | None = None,
-    bf16: bool = True, progress: bool = True,
+    start: str | Path,
+    bench: Bench,
+    bench_cfg: BenchConfig,
+    cfg: UnlearnConfig,
+    out_dir: str | Path | None = None,
+    bf16: bool = True,
+    progress: bool = True,
 ) -> UnlearnResult:
     seed_everything(cfg.seed)
     method_cls = METHODS.get(cfg.method)
@@ -86,12 +99,16 @@ def unlearn(
     params = [p for p in adapter.model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     forget = ExampleSampler(
-        image_examples(bench, bench.forget_ids, "train", ("gen", "mc", "cloze")) + text_examples(bench, bench.forget_ids, ("gen", "mc", "cloze")),
-        cfg.batch_size, cfg.seed,
+        image_examples(bench, bench.forget_ids, "train", ("gen", "mc", "cloze"))
+        + text_examples(bench, bench.forget_ids, ("gen", "mc", "cloze")),
+        cfg.batch_size,
+        cfg.seed,
     )
     retain = ExampleSampler(
-        image_examples(bench, bench.retain_ids, "train", ("gen", "mc", "cloze")) + text_examples(bench, bench.retain_ids, ("gen", "mc", "cloze")),
-        cfg.batch_size, cfg.seed + 1,
+        image_examples(bench, bench.retain_ids, "train", ("gen", "mc", "cloze"))
+        + text_examples(bench, bench.retain_ids, ("gen", "mc", "cloze")),
+        cfg.batch_size,
+        cfg.seed + 1,
     )
     history = [{"step": 0, **start_metrics}]
     met, step, t0 = False, 0, time.time()
@@ -109,7 +126,9 @@ def unlearn(
         if step % cfg.eval_every == 0:
             m = probe(adapter, bench, bank)
             history.append({"step": step, "loss": float(loss.detach()), **m})
-            bar.set_postfix(forget=f"{m['forget_em']:.2f}", retain=f"{m['retain_em']:.2f}", refusal=f"{m['forget_refusal']:.2f}")
+            bar.set_postfix(
+                forget=f"{m['forget_em']:.2f}", retain=f"{m['retain_em']:.2f}", refusal=f"{m['forget_refusal']:.2f}"
+            )
             met = criterion(m, cfg, floor)
     bar.close()
     adapter.model.eval()
@@ -124,7 +143,9 @@ def _save(adapter: VisionLanguageAdapter, start: str | Path, out_dir: str | Path
     model = adapter.model
     if hasattr(model, "peft_config"):
         # The adapter names its base relative to itself, so the checkpoints folder can move as a whole.
-        model.peft_config["default"].base_model_name_or_path = os.path.relpath(Path(start).resolve(), Path(out_dir).resolve())
+        model.peft_config["default"].base_model_name_or_path = os.path.relpath(
+            Path(start).resolve(), Path(out_dir).resolve()
+        )
         save_model_dir(model, None, out_dir, configs, {**extra, "lora": True})
     else:
         save_model_dir(model, adapter.processor, out_dir, configs, extra)

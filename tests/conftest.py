@@ -1,0 +1,38 @@
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def micro_bench():
+    """A few people and photos: enough for every code path, small enough for seconds."""
+    from sua_demo.bench import build_bench
+    from sua_demo.config import BenchConfig
+
+    cfg = BenchConfig(n_people=8, photos_per_person=3, train_photos=2, forget_fraction=0.25, seed=1)
+    return build_bench(cfg), cfg
+
+
+@pytest.fixture(scope="session")
+def micro_model_cfg():
+    from sua_demo.config import TinyModelConfig
+
+    return TinyModelConfig(
+        vision_hidden=32,
+        vision_layers=1,
+        vision_heads=2,
+        text_hidden=64,
+        text_layers=2,
+        text_heads=2,
+        text_intermediate=128,
+    )
+
+
+@pytest.fixture(scope="session")
+def micro_adapter(micro_bench, micro_model_cfg):
+    from sua_demo.training import build_tiny
+
+    return build_tiny(micro_bench[0], micro_model_cfg)

@@ -1,0 +1,145 @@
+import math
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise, save_noise
+from sua_demo.attacks.eot import photo_jitter
+from sua_demo.attacks.per_image import per_image_pgd
+from sua_demo.data import ImageBank, image_examples
+from sua_demo.denoisers import DENOISERS, build_denoiser
+from sua_demo.errors import SuaError
+
+
+@pytest.mark.parametrize("name", ["gaussian", "median", "jpeg"])
+def test_denoisers_keep_shape_range_and_pass_gradients(name):
+    x = torch.rand(2, 3, 32, 32, requires_grad=True)
+    y = build_denoiser(name)(x)
+    assert y.shape == x.shape and 0 <= y.min() and y.max() <= 1
+    y.sum().backward()
+    assert x.grad is not None and x.grad.abs().sum() > 0
+
+
+def test_denoisers_remove_noise():
+    torch.manual_seed(0)
+    clean = torch.nn.functional.avg_pool2d(torch.rand(1, 3, 64, 64), 8)
+    clean = torch.nn.functional.interpolate(clean, size=64, mode="bilinear")
+    noisy = (clean + 0.08 * torch.randn_like(clean)).clamp(0, 1)
+    for name in ("gaussian", "median"):
+        assert (build_denoiser(name)(noisy) - clean).abs().mean() < (noisy - clean).abs().mean()
+    with pytest.raises(ValueError):
+        build_denoiser("gaussian")(torch.rand(3, 8, 8))
+    assert set(DENOISERS.names()) >= {"gaussian", "median", "jpeg"}
+
+
+def test_jitter_is_seeded_and_in_range():
+    x = torch.rand(4, 3, 32, 32)
+    a = photo_jitter(x, torch.Generator().manual_seed(1))
+    b = photo_jitter(x, torch.Generator().manual_seed(1))
+    assert torch.equal(a, b) and a.shape == x.shape and 0 <= a.min() and a.max() <= 1
+    assert not torch.equal(a, x)
+
+
+def test_noise_roundtrip_and_apply(tmp_path):
+    delta = (torch.rand(3, 16, 16) * 2 - 1) * (8 / 255)
+    path = save_noise(Noise(delta, 8 / 255, {"model": "m", "attacker_ids": [1, 2]}), tmp_path / "n.safetensors")
+    noise = load_noise(path, resolution=16)
+    assert torch.equal(noise.delta, delta) and math.isclose(noise.eps, 8 / 255) and noise.meta["attacker_ids"] == [1, 2]
+    x = torch.rand(1, 3, 32, 32)
+    y = noise.apply(x)
+    assert y.shape == x.shape and (y - x).abs().max() <= 8 / 255 + 1e-6
+
+
+@pytest.mark.parametrize(
+    "tensors,meta,match",
+    [
+        ({"delta": torch.zeros(3, 8, 8)}, {}, "eps"),
+        ({"delta": torch.zeros(3, 8, 9)}, {"eps": "0.1"}, "shape"),
+        ({"delta": torch.zeros(8, 8)}, {"eps": "0.1"}, "shape"),
+        ({"delta": torch.full((3, 8, 8), float("nan"))}, {"eps": "0.1"}, "NaN"),
+        ({"delta": torch.full((3, 8, 8), 0.5)}, {"eps": "0.1"}, "exceeds"),
+        ({"delta": torch.zeros(3, 8, 8, dtype=torch.int32)}, {"eps": "0.1"}, "float"),
+        ({"other": torch.zeros(3, 8, 8)}, {"eps": "0.1"}, "delta"),
+        ({"delta": torch.zeros(3, 8, 8)}, {"eps": "2"}, "eps"),
+    ],
+)
+def test_bad_noise_files_are_refused_clearly(tmp_path, tensors, meta, match):
+    path = tmp_path / "bad.safetensors"
+    save_file(tensors, path, metadata=meta)
+    with pytest.raises(SuaError, match=match):
+        load_noise(path)
+
+
+def test_non_safetensors_and_wrong_resolution(tmp_path):
+    path = tmp_path / "n.safetensors"
+    path.write_bytes(b"\x80\x04pickle, not safetensors")
+    with pytest.raises(SuaError, match="safetensors"):
+        load_noise(path)
+    save_noise(Noise(torch.zeros(3, 8, 8), 0.1), path)
+    with pytest.raises(SuaError, match="px"):
+        load_noise(path, resolution=16)
+    with pytest.raises(SuaError, match="no noise file"):
+        load_noise(tmp_path / "missing.safetensors")
+
+
+@pytest.mark.parametrize("optimizer", ["pgd", "adam"])
+def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_bench, tmp_path, optimizer):
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))
+    cfg = AttackConfig(
+        steps=6,
+        batch_size=8,
+        eot=False,
+        optimizer=optimizer,
+        alpha=4 / 255,
+        adam_lr=0.02,
+        checkpoint_every=3,
+        stealth_weight=1.0,
+        beta=0.5,
+    )
+    x = bank.get(examples)
+    q, a = [e.item.question for e in examples], [e.item.answer for e in examples]
+    with torch.no_grad():
+        before = micro_adapter.answer_nll(x, q, a).mean()
+    losses = []
+    ckpt = tmp_path / "delta.safetensors"
+    noise = ATTACKS.get("sua")(micro_adapter, cfg).run(
+        bank, examples, checkpoint=ckpt, callback=lambda s, st: losses.append(st), progress=False
+    )
+    assert noise.delta.abs().max() <= cfg.eps + 1e-6 and noise.delta.abs().max() > 0
+    assert {"nll", "nll_denoised", "cos_denoised"} <= set(losses[-1])
+    with torch.no_grad():
+        after = micro_adapter.answer_nll(noise.apply(x), q, a).mean()
+    assert after < before
+    assert load_noise(ckpt).meta["step"] == 6
+    # Resuming a finished run does no further steps and returns the same delta.
+    again = ATTACKS.get("sua")(micro_adapter, cfg).run(bank, examples, checkpoint=ckpt, progress=False)
+    assert torch.equal(again.delta, noise.delta)
+
+
+def test_stealth_term_has_a_gradient(micro_adapter, micro_bench):
+    """The alignment term must move delta (the public code computes it under no_grad, where it cannot)."""
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:4]
+    x = bank.get(examples)
+    delta = (torch.rand(3, x.shape[-1], x.shape[-1]) * 0.1).requires_grad_(True)
+    attack = ATTACKS.get("sua")(micro_adapter, AttackConfig(stealth_weight=1.0))
+    plain = ATTACKS.get("sua_plain")(micro_adapter, AttackConfig(stealth_weight=1.0))
+    g_full = torch.autograd.grad(attack.objective(x, delta, examples, None, bank)[0], delta)[0]
+    g_plain = torch.autograd.grad(plain.objective(x, delta, examples, None, bank)[0], delta)[0]
+    assert not torch.allclose(g_full, g_plain)
+
+
+def test_random_noise_and_per_image_pgd(micro_adapter, micro_bench):
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:4]
+    noise = ATTACKS.get("random")(micro_adapter, AttackConfig(eps=4 / 255)).run(bank, examples)
+    assert noise.delta.abs().max() <= 4 / 255 and noise.delta.std() > 0
+    cfg = AttackConfig(steps=3, alpha=2 / 255, eps=4 / 255)
+    adv = per_image_pgd(micro_adapter, bank, examples, cfg, progress=False)
+    assert adv.shape == bank.get(examples).shape
+    assert (adv - bank.get(examples)).abs().max() <= 4 / 255 + 1e-6

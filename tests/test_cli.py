@@ -1,0 +1,70 @@
+"""The CLI: bad input gives one line that says what to do, never a traceback."""
+
+import pytest
+
+from sua_demo.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_eval_on_a_missing_folder_is_one_line(capsys, tmp_path):
+    code, _, err = run(capsys, "eval", str(tmp_path / "nope"))
+    assert code == 2 and err.count("\n") == 1 and "no model folder" in err and "Traceback" not in err
+
+
+def test_eval_on_a_folder_without_config(capsys, tmp_path):
+    code, _, err = run(capsys, "eval", str(tmp_path))
+    assert code == 2 and "config.json" in err
+
+
+def test_corrupt_checkpoint_is_one_line(capsys, micro_adapter, tmp_path):
+    micro_adapter.model.save_pretrained(tmp_path)
+    micro_adapter.processor.save_pretrained(tmp_path)
+    (tmp_path / "model.safetensors").write_bytes(b"garbage")
+    capsys.readouterr()
+    code, _, err = run(capsys, "eval", str(tmp_path))
+    assert code == 2 and err.count("\n") == 1 and "could not load" in err
+
+
+def test_unknown_checkpoint_name(capsys, tmp_path):
+    code, _, err = run(capsys, "build-all", "--out", str(tmp_path), "--only", "nonsense")
+    assert code == 2 and "unknown checkpoint" in err
+
+
+def test_unlearn_needs_a_start_model(capsys, tmp_path):
+    code, _, err = run(
+        capsys,
+        "unlearn",
+        "--method",
+        "ga",
+        "--start",
+        str(tmp_path / "x"),
+        "--out",
+        str(tmp_path / "y"),
+        "--people",
+        "8",
+        "--forget",
+        "15",
+    )
+    assert code == 2 and "no model folder" in err
+
+
+def test_bench_build_and_sheet(capsys, tmp_path):
+    code, out, _ = run(capsys, "bench", "build", "--people", "8", "--forget", "15", "--out", str(tmp_path / "b"))
+    assert code == 0 and (tmp_path / "b" / "Full_Set").is_dir() and "8 people" in out
+    code, out, _ = run(capsys, "bench", "sheet", "--people", "8", "--out", str(tmp_path / "s.png"))
+    assert code == 0 and (tmp_path / "s.png").stat().st_size > 1000
+
+
+def test_bench_from_mllmu_folder_that_is_not_one(capsys, tmp_path):
+    code, _, err = run(capsys, "bench", "sheet", "--mllmu", str(tmp_path), "--out", str(tmp_path / "s.png"))
+    assert code == 2 and "Full_Set" in err
+
+
+def test_unknown_method_is_rejected_by_argparse(capsys):
+    with pytest.raises(SystemExit):
+        main(["unlearn", "--method", "magic", "--out", "x"])
