@@ -90,6 +90,46 @@ def cmd_eval(args: argparse.Namespace) -> None:
         atomic_write_text(Path(args.out).with_suffix(".md"), f"# Evaluation of {args.model}\n\n{table}")
 
 
+def _attack_config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from sua_demo.attacks import AttackConfig
+
+    return AttackConfig(
+        eps=args.eps / 255, alpha=args.alpha / 255, steps=args.steps, batch_size=args.batch_size,
+        optimizer=args.optimizer, denoiser=args.denoiser, stealth_weight=args.stealth_weight, beta=args.beta,
+        retain_kl_weight=args.retain_kl, eot=not args.no_eot, seed=args.seed,
+    )
+
+
+def cmd_attack(args: argparse.Namespace) -> None:
+    """Optimise one universal noise on the attacker's split and save it (resumes from --out if present)."""
+    from sua_demo.attacks import ATTACKS
+    from sua_demo.data import ImageBank, image_examples
+    from sua_demo.eval.recovery import attack_split, attacker_examples
+    from sua_demo.models import load_adapter
+
+    bench, _ = _bench(args)
+    split = attack_split(bench, args.attacker_fraction, args.split_seed)
+    adapter = load_adapter(args.model)
+    bank = ImageBank(bench, adapter)
+    retain = image_examples(bench, bench.retain_ids[:30], "train", ("gen",)) if args.retain_kl > 0 else None
+    meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": args.split_seed,
+            "denoiser": args.denoiser}
+    noise = ATTACKS.get(args.attack)(adapter, _attack_config(args)).run(
+        bank, attacker_examples(bench, split), retain, checkpoint=args.out, meta=meta
+    )
+    print(f"saved {args.out}: eps {noise.eps * 255:.0f}/255, final loss {noise.meta.get('loss', float('nan')):.3f}")
+
+
+def cmd_attack_eval(args: argparse.Namespace) -> None:
+    from sua_demo.eval.protocol import ProtocolConfig, run_protocol
+
+    bench, _ = _bench(args)
+    cfg = ProtocolConfig(attack=_attack_config(args), splits=list(range(args.splits)),
+                         attacker_fraction=args.attacker_fraction, stealth_ablation=not args.no_ablation)
+    report = run_protocol(args.model, args.retrain, bench, cfg, args.out, vanilla=args.vanilla)
+    print((Path(args.out) / "report.md").read_text() if report else "")
+
+
 def cmd_build_all(args: argparse.Namespace) -> None:
     from sua_demo.build import build_all
 
@@ -175,6 +215,43 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--photos-per-person", type=int, default=None)
     p.add_argument("--out", help="write the JSON report here (and a .md beside it)")
     p.set_defaults(func=cmd_eval)
+
+    from sua_demo.attacks import ATTACKS
+    from sua_demo.denoisers import DENOISERS
+
+    def attack_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--eps", type=float, default=16, help="L-inf budget in 1/255 units")
+        p.add_argument("--alpha", type=float, default=1, help="PGD step in 1/255 units")
+        p.add_argument("--steps", type=int, default=100)
+        p.add_argument("--batch-size", type=int, default=32)
+        p.add_argument("--optimizer", choices=("pgd", "adam"), default="pgd")
+        p.add_argument("--denoiser", choices=DENOISERS.names(), default="gaussian")
+        p.add_argument("--stealth-weight", type=float, default=1.0)
+        p.add_argument("--beta", type=float, default=0.0, help="weight of the NLL on the denoised image")
+        p.add_argument("--retain-kl", type=float, default=0.0, help="weight of the retain-preservation KL")
+        p.add_argument("--no-eot", action="store_true", help="switch off photo jitter during optimisation")
+        p.add_argument("--attacker-fraction", type=float, default=0.5, help="share of forget people the attacker uses")
+        p.add_argument("--seed", type=int, default=0)
+
+    p = sub.add_parser("attack", help="optimise a universal noise against a model")
+    _bench_args(p)
+    attack_args(p)
+    p.add_argument("model")
+    p.add_argument("--attack", choices=ATTACKS.names(), default="sua")
+    p.add_argument("--split-seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="noise .safetensors (an existing one is resumed)")
+    p.set_defaults(func=cmd_attack)
+
+    p = sub.add_parser("attack-eval", help="the recovery protocol with controls and stealth metrics")
+    _bench_args(p)
+    attack_args(p)
+    p.add_argument("model", help="the unlearned model")
+    p.add_argument("--retrain", default=str(TINY / "retrain"), help="the retrain control")
+    p.add_argument("--vanilla", default=str(TINY / "vanilla"))
+    p.add_argument("--splits", type=int, default=3, help="attacker/unseen splits to average over")
+    p.add_argument("--no-ablation", action="store_true", help="skip the no-stealth-term ablation")
+    p.add_argument("--out", required=True, help="folder for report.json, report.md and the noises")
+    p.set_defaults(func=cmd_attack_eval)
 
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
     p.add_argument("--out", default=str(TINY))

@@ -64,11 +64,15 @@ def text_examples(bench: Bench, person_ids: list[int], tasks: tuple[Task, ...] =
     return [Example(q, None) for q in bench.items(person_ids, tasks=tasks, modalities=("text",))]
 
 
-def batches(examples: list[Example], batch_size: int) -> list[list[Example]]:
-    """Consecutive chunks that never mix image and text-only examples (they need different inputs)."""
+def batches(examples: list[Example], batch_size: int, by_task: bool = True) -> list[list[Example]]:
+    """Chunks that never mix image and text-only examples (they need different inputs). With `by_task`
+    (evaluation) tasks are not mixed either, so short questions are not padded to multiple-choice length;
+    training mixes tasks, which measured better for learning (single-task batches slowed it down)."""
+    groups: dict[tuple[bool, str], list[Example]] = {}
+    for e in examples:
+        groups.setdefault((e.photo is None, e.item.task if by_task else ""), []).append(e)
     out: list[list[Example]] = []
-    for kind in (False, True):
-        group = [e for e in examples if (e.photo is None) == kind]
+    for _, group in sorted(groups.items()):
         out += [group[i : i + batch_size] for i in range(0, len(group), batch_size)]
     return out
 

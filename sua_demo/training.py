@@ -119,7 +119,7 @@ def finetune(
     rng = np.random.default_rng(cfg.seed)
     jitter = torch.Generator().manual_seed(cfg.seed) if cfg.augment else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    steps_per_epoch = len(batches(epoch_examples(bench, people, cfg, np.random.default_rng(0)), cfg.batch_size))
+    steps_per_epoch = len(batches(epoch_examples(bench, people, cfg, np.random.default_rng(0)), cfg.batch_size, by_task=False))
     total = steps_per_epoch * cfg.epochs
     step, start, losses = 0, time.time(), []
     looks = look_examples(bench, people)
@@ -132,7 +132,7 @@ def finetune(
         log.info("alignment stage: %d steps, last loss %.3f", cfg.look_warmup_steps, float(np.mean(losses[-20:])))
     bar = tqdm(total=total, desc="finetune" + (" (retain only)" if cfg.retain_only else ""), disable=not progress)
     for epoch in range(cfg.epochs):
-        chunks = batches(epoch_examples(bench, people, cfg, rng), cfg.batch_size)
+        chunks = batches(epoch_examples(bench, people, cfg, rng), cfg.batch_size, by_task=False)
         for i in rng.permutation(len(chunks)):
             for group in optimizer.param_groups:
                 group["lr"] = lr_at(step, total, cfg)

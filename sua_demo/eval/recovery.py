@@ -1,0 +1,76 @@
+"""The recovery protocol: where does one universal delta bring forgotten answers back, and where not.
+
+Groups (DESIGN.md, "The science"): (a) the attacker's own images, (b) unseen photos of the attacker's
+people, (c) forget people delta never saw (train and held-out photos), and retain people with delta.
+Every figure is reported clean, with delta, and with random noise of the same eps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sua_demo.attacks.noise import Noise
+from sua_demo.bench.records import Bench, Task
+from sua_demo.data import Example, ImageBank, image_examples
+from sua_demo.eval.evaluate import Scores, answer, score
+from sua_demo.models.base import VisionLanguageAdapter
+
+TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
+GROUPS = ("a_attacker_images", "b_attacker_heldout", "c_unseen_train", "c_unseen_heldout", "retain_heldout")
+
+
+@dataclass(frozen=True)
+class AttackSplit:
+    attacker_ids: list[int]  # forget people whose train photos delta is optimised on
+    unseen_ids: list[int]  # forget people delta never sees
+    seed: int
+
+
+def attack_split(bench: Bench, attacker_fraction: float = 0.5, seed: int = 0) -> AttackSplit:
+    forget = list(bench.forget_ids)
+    if len(forget) < 2:
+        raise ValueError("the protocol needs at least two forget people (attacker's and unseen)")
+    order = np.random.default_rng(seed).permutation(len(forget))
+    k = min(len(forget) - 1, max(1, round(attacker_fraction * len(forget))))
+    return AttackSplit(sorted(forget[i] for i in order[:k]), sorted(forget[i] for i in order[k:]), seed)
+
+
+def attacker_examples(bench: Bench, split: AttackSplit, tasks: tuple[Task, ...] = TASKS) -> list[Example]:
+    """What the attacker optimises on: its people's train photos with their (true) answers."""
+    return image_examples(bench, split.attacker_ids, "train", tasks)
+
+
+def protocol_groups(
+    bench: Bench, split: AttackSplit, retain_people: int = 30, tasks: tuple[Task, ...] = TASKS
+) -> dict[str, list[Example]]:
+    retain = bench.retain_ids[:retain_people]
+    return {
+        "a_attacker_images": image_examples(bench, split.attacker_ids, "train", tasks),
+        "b_attacker_heldout": image_examples(bench, split.attacker_ids, "heldout", tasks),
+        "c_unseen_train": image_examples(bench, split.unseen_ids, "train", tasks),
+        "c_unseen_heldout": image_examples(bench, split.unseen_ids, "heldout", tasks),
+        "retain_heldout": image_examples(bench, retain, "heldout", tasks),
+    }
+
+
+def answers_with(
+    adapter: VisionLanguageAdapter, bank: ImageBank, examples: list[Example], noise: Noise | None
+) -> list[str]:
+    images = None
+    if noise is not None:
+        clean = bank.get(examples)
+        assert clean is not None, "the protocol perturbs image questions only"
+        images = noise.apply(clean)
+    return answer(adapter, bank, examples, images=images)
+
+
+def recovery(
+    adapter: VisionLanguageAdapter, bank: ImageBank, groups: dict[str, list[Example]], noises: dict[str, Noise | None]
+) -> dict[str, dict[str, Scores]]:
+    """{condition: {group: scores}} for each noise (None = clean)."""
+    return {
+        cond: {g: score(ex, answers_with(adapter, bank, ex, noise)) for g, ex in groups.items() if ex}
+        for cond, noise in noises.items()
+    }
