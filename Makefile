@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-slow lint checkpoints clean
+.PHONY: install run demo test test-slow lint checkpoints noises clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -30,6 +30,10 @@ lint: install
 
 checkpoints: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-dncnn
+
+noises: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-noises
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

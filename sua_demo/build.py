@@ -14,9 +14,11 @@ from pathlib import Path
 
 import torch
 
+from sua_demo.attacks import AttackConfig
 from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig, TinyModelConfig, TrainConfig, UnlearnConfig
 from sua_demo.eval.evaluate import evaluate, markdown_table
+from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.models.loading import load_adapter
 from sua_demo.training import finetune
@@ -61,6 +63,26 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
     write_json(folder / "eval.json", {"model": folder.name, "report": report})
     atomic_write_text(folder / "eval.md", f"# {folder.name}\n\n{markdown_table(report)}")
     return report
+
+
+# Pretrained noises: one per shipped unlearned model, each with its full recovery report. The IDK model
+# is attacked with EOT (the paper's generalisation claim); see shared/SCIENCE.md.
+NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
+NOISE_SPLITS = {"idk": [0, 1, 2], "grad_diff": [0, 1, 2]}  # the two demo models get 3 splits, the others 1
+
+
+def build_noises(models_dir: Path, out: Path, only: list[str] | None = None, bench_cfg: BenchConfig | None = None) -> None:
+    """`sua build-noises`: run the recovery protocol per model; split 0's delta is the shipped noise."""
+    bench = build_bench(bench_cfg or BenchConfig())
+    for name in only or NOISE_MODELS:
+        if name not in NOISE_MODELS:
+            raise KeyError(f"no noise recipe for {name!r}; choose from {list(NOISE_MODELS)}")
+        t0 = time.time()
+        demo = name in NOISE_SPLITS
+        cfg = ProtocolConfig(attack=AttackConfig(), splits=NOISE_SPLITS.get(name, [0]), extras=demo)
+        folder = out / name
+        run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
+        log.info("noise for %s built in %.0f s", name, time.time() - t0)
 
 
 def build_all(out: Path, only: list[str] | None = None, bench_cfg: BenchConfig | None = None) -> None:

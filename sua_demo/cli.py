@@ -125,7 +125,7 @@ def cmd_attack_eval(args: argparse.Namespace) -> None:
 
     bench, _ = _bench(args)
     cfg = ProtocolConfig(attack=_attack_config(args), splits=list(range(args.splits)),
-                         attacker_fraction=args.attacker_fraction, stealth_ablation=not args.no_ablation)
+                         attacker_fraction=args.attacker_fraction, extras=not args.no_extras)
     report = run_protocol(args.model, args.retrain, bench, cfg, args.out, vanilla=args.vanilla)
     print((Path(args.out) / "report.md").read_text() if report else "")
 
@@ -134,6 +134,27 @@ def cmd_build_all(args: argparse.Namespace) -> None:
     from sua_demo.build import build_all
 
     build_all(Path(args.out), only=args.only)
+
+
+def cmd_build_noises(args: argparse.Namespace) -> None:
+    from sua_demo.build import build_noises
+
+    build_noises(Path(args.models), Path(args.out), only=args.only)
+
+
+def cmd_train_dncnn(args: argparse.Namespace) -> None:
+    from sua_demo.bench import build_bench
+    from sua_demo.data import ImageBank
+    from sua_demo.denoisers.dncnn import train_dncnn
+    from sua_demo.models import load_adapter
+
+    bench = build_bench()
+    bank = ImageBank(bench, load_adapter(TINY / "vanilla"))
+    images = bank.tensor[:, :5].reshape(-1, *bank.tensor.shape[2:])  # train photos only
+    model, mse = train_dncnn(images, steps=args.steps, seed=args.seed)
+    model.save(args.out, {"steps": args.steps, "seed": args.seed, "final_mse": mse, "max_sigma_255": 25,
+                          "resolution": int(images.shape[-1])})
+    print(f"saved {args.out}: final noise MSE {mse:.2e}")
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -188,8 +209,8 @@ def parser() -> argparse.ArgumentParser:
     _bench_args(p)
     p.add_argument("--out", required=True)
     p.add_argument("--retain-only", action="store_true", help="the retrain control: never sees forget people")
-    p.add_argument("--epochs", type=int, default=30)
-    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--epochs", type=int, default=40)
+    p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_finetune)
 
@@ -249,7 +270,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--retrain", default=str(TINY / "retrain"), help="the retrain control")
     p.add_argument("--vanilla", default=str(TINY / "vanilla"))
     p.add_argument("--splits", type=int, default=3, help="attacker/unseen splits to average over")
-    p.add_argument("--no-ablation", action="store_true", help="skip the no-stealth-term ablation")
+    p.add_argument("--no-extras", action="store_true", help="skip the no-stealth ablation and per-image PGD")
     p.add_argument("--out", required=True, help="folder for report.json, report.md and the noises")
     p.set_defaults(func=cmd_attack_eval)
 
@@ -257,6 +278,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(TINY))
     p.add_argument("--only", nargs="*", help="build only these checkpoints (and what they need)")
     p.set_defaults(func=cmd_build_all)
+
+    p = sub.add_parser("build-noises", help="rebuild the shipped noises and their recovery reports")
+    p.add_argument("--models", default=str(TINY))
+    p.add_argument("--out", default=str(CHECKPOINTS / "noise"))
+    p.add_argument("--only", nargs="*")
+    p.set_defaults(func=cmd_build_noises)
+
+    p = sub.add_parser("train-dncnn", help="train the DnCNN denoiser on bench photos")
+    p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "dncnn.safetensors"))
+    p.add_argument("--steps", type=int, default=800)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_train_dncnn)
 
     p = sub.add_parser("demo", help="ask the vanilla and an unlearned model about a forget-set person")
     p.add_argument("--model", default="idk", help="shipped unlearned model name")

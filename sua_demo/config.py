@@ -41,9 +41,9 @@ class TinyModelConfig:
 
 @dataclass
 class TrainConfig:
-    lr: float = 5e-4  # 1.5e-3 stalled in the feasibility run
+    lr: float = 1e-3  # with the 1/sqrt(d) init; 2e-3 learned more slowly
     batch_size: int = 32
-    epochs: int = 30
+    epochs: int = 40  # the loss was still falling steeply at 25; 40 reaches ~93% on held-out photos
     questions_per_photo: int = 3  # an epoch shows every (person, train photo) this many sampled questions
     weight_decay: float = 0.0
     warmup_steps: int = 30

@@ -120,7 +120,9 @@ def finetune(
     jitter = torch.Generator().manual_seed(cfg.seed) if cfg.augment else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = len(batches(epoch_examples(bench, people, cfg, np.random.default_rng(0)), cfg.batch_size, by_task=False))
-    total = steps_per_epoch * cfg.epochs
+    # The retrain control gets as many optimiser steps as vanilla, not fewer because it has fewer people.
+    epochs = round(cfg.epochs * len(bench.people) / len(people))
+    total = steps_per_epoch * epochs
     step, start, losses = 0, time.time(), []
     looks = look_examples(bench, people)
     if looks and cfg.look_warmup_steps:
@@ -131,7 +133,7 @@ def finetune(
             losses.append(train_step(adapter, bank, chunk, optimizer, bf16, jitter))
         log.info("alignment stage: %d steps, last loss %.3f", cfg.look_warmup_steps, float(np.mean(losses[-20:])))
     bar = tqdm(total=total, desc="finetune" + (" (retain only)" if cfg.retain_only else ""), disable=not progress)
-    for epoch in range(cfg.epochs):
+    for epoch in range(epochs):
         chunks = batches(epoch_examples(bench, people, cfg, rng), cfg.batch_size, by_task=False)
         for i in rng.permutation(len(chunks)):
             for group in optimizer.param_groups:

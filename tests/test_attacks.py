@@ -12,10 +12,10 @@ from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import SuaError
 
 
-@pytest.mark.parametrize("name", ["gaussian", "median", "jpeg"])
+@pytest.mark.parametrize("name", ["gaussian", "median", "jpeg", "dncnn"])
 def test_denoisers_keep_shape_range_and_pass_gradients(name):
     x = torch.rand(2, 3, 32, 32, requires_grad=True)
-    y = build_denoiser(name)(x)
+    y = build_denoiser(name, weights=None)(x) if name == "dncnn" else build_denoiser(name)(x)
     assert y.shape == x.shape and 0 <= y.min() and y.max() <= 1
     y.sum().backward()
     assert x.grad is not None and x.grad.abs().sum() > 0
@@ -31,6 +31,21 @@ def test_denoisers_remove_noise():
     with pytest.raises(ValueError):
         build_denoiser("gaussian")(torch.rand(3, 8, 8))
     assert set(DENOISERS.names()) >= {"gaussian", "median", "jpeg"}
+
+
+def test_dncnn_trains_and_roundtrips(tmp_path):
+    from sua_demo.denoisers.dncnn import DnCNN, train_dncnn
+
+    torch.manual_seed(0)
+    images = torch.nn.functional.interpolate(torch.rand(8, 3, 4, 4), size=16, mode="bilinear")
+    model, mse = train_dncnn(images, steps=30, batch_size=4, progress=False)
+    assert math.isfinite(mse)
+    model.save(tmp_path / "d.safetensors", {"steps": 30})
+    again = DnCNN(weights=tmp_path / "d.safetensors")
+    with torch.no_grad():
+        torch.testing.assert_close(again(images), model(images))
+    with pytest.raises(SuaError, match="train-dncnn"):
+        DnCNN(weights=tmp_path / "missing.safetensors")
 
 
 def test_jitter_is_seeded_and_in_range():

@@ -42,7 +42,7 @@ def saved_micro(micro_adapter, tmp_path_factory):
 
 def test_protocol_writes_a_complete_report(saved_micro, micro_bench, tmp_path):
     bench, _ = micro_bench
-    cfg = ProtocolConfig(attack=AttackConfig(steps=2, batch_size=4, checkpoint_every=1), splits=[0, 1], retain_people=2)
+    cfg = ProtocolConfig(attack=AttackConfig(steps=2, batch_size=4, checkpoint_every=1), splits=[0, 1], retain_people=1)
     report = run_protocol(saved_micro, saved_micro, bench, cfg, tmp_path, vanilla=saved_micro, progress=False)
     assert len(report["splits"]) == 2
     s = report["summary"]
@@ -50,6 +50,7 @@ def test_protocol_writes_a_complete_report(saved_micro, micro_bench, tmp_path):
     assert "retrain/b_attacker_heldout/gain_same_delta" in s and "unlearned_plain/a_attacker_images/gain_sua" in s
     stealth = report["splits"][0]["stealth"]
     assert {"sua", "random", "sua_plain"} <= set(stealth) and 0 <= stealth["sua"]["detector_auroc"] <= 1
+    assert "gen_em" in report["splits"][0]["per_image_pgd"]["a_attacker_images"]
     assert json.loads((tmp_path / "report.json").read_text())["summary"] == s
     md = (tmp_path / "report.md").read_text()
     assert "c_unseen_heldout" in md and "detector AUROC" in md

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
+from sua_demo.attacks.per_image import per_image_pgd
 from sua_demo.bench.records import Bench
 from sua_demo.data import ImageBank
 from sua_demo.denoisers import build_denoiser
+from sua_demo.eval.evaluate import answer, score
 from sua_demo.eval.recovery import GROUPS, attack_split, attacker_examples, protocol_groups, recovery
 from sua_demo.eval.stealth import denoise_shift, detector_auroc, embedding_cosines, pixel_metrics
 from sua_demo.io import atomic_write_text, write_json
@@ -34,7 +36,7 @@ class ProtocolConfig:
     splits: list[int] = field(default_factory=lambda: [0, 1, 2])  # >= 3 attacker/unseen splits for a mean +- sd
     attacker_fraction: float = 0.5
     retain_people: int = 30
-    stealth_ablation: bool = True  # also optimise SUA without the stealth term (split 0) for the detector AUROC
+    extras: bool = True  # split 0 only: SUA without the stealth term (for the detector AUROC) and per-image PGD
 
 
 def _gain(rec: dict[str, dict[str, dict[str, float]]], cond: str, group: str, key: str = "gen_em") -> float:
@@ -97,7 +99,7 @@ def run_split(
     if "vanilla" in models:
         result["vanilla"] = recovery(models["vanilla"], banks["vanilla"], groups, {"clean": None, "sua": delta})
     noises = {"sua": delta, "random": rand}
-    if cfg.stealth_ablation and seed == cfg.splits[0]:
+    if cfg.extras and seed == cfg.splits[0]:
         noises["sua_plain"] = ATTACKS.get("sua_plain")(unl, acfg).run(
             banks["unlearned"],
             examples,
@@ -109,7 +111,7 @@ def run_split(
             unl, banks["unlearned"], groups, {"clean": None, "sua": noises["sua_plain"]}
         )
     result["stealth"] = stealth_report(unl, banks["unlearned"], groups, noises, acfg.denoiser)
-    result["delta_path"] = str(out_dir / f"delta_split{seed}.safetensors")
+    result["delta_file"] = f"delta_split{seed}.safetensors"
     return result
 
 
@@ -179,6 +181,10 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {name} | {m['linf'] * 255:.1f}/255 | {m['l2']:.3f} | {m['psnr']:.1f} | {m['ssim']:.3f} "
                 f"| {m['cos_noisy_denoised']:.4f} | {m['cos_noisy_clean']:.4f} | {m['detector_auroc']:.3f} |"
             )
+    if "per_image_pgd" in report["splits"][0]:
+        s0 = report["splits"][0]
+        pgd = s0["per_image_pgd"]["a_attacker_images"]["gen_em"] - s0["unlearned"]["clean"]["a_attacker_images"]["gen_em"]
+        lines += ["", f"Per-image PGD (not universal) on the attacker's images, split 0: gain {100 * pgd:.1f} points."]
     if "unlearned_plain/a_attacker_images/gain_sua" in s:
         lines += [
             "",

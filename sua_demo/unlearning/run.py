@@ -112,6 +112,7 @@ def unlearn(
     )
     history = [{"step": 0, **start_metrics}]
     met, step, t0 = False, 0, time.time()
+    best: tuple[float, int, dict[str, torch.Tensor]] | None = None  # (retain, step, weights) of the best check
     bar = tqdm(total=cfg.max_steps, desc=f"unlearn {cfg.method}", disable=not progress)
     while step < cfg.max_steps and not met:
         adapter.model.train()
@@ -130,10 +131,19 @@ def unlearn(
                 forget=f"{m['forget_em']:.2f}", retain=f"{m['retain_em']:.2f}", refusal=f"{m['forget_refusal']:.2f}"
             )
             met = criterion(m, cfg, floor)
+            log.info("step %d: %s", step, {k: round(v, 3) for k, v in m.items()})
+            if not met and m["forget_em"] <= cfg.forget_target and (best is None or m["retain_em"] > best[0]):
+                best = (m["retain_em"], step, {k: v.detach().clone() for k, v in adapter.model.state_dict().items()})
     bar.close()
+    kept = step
+    if not met and best is not None:
+        # Past the target, GA-style losses keep eating retain: keep the check with forget on target and the
+        # most retain left, and say so in the saved config.
+        adapter.model.load_state_dict(best[2])
+        kept = best[1]
     adapter.model.eval()
     log.info("unlearn %s: %d steps, %.0f s, criterion met: %s", cfg.method, step, time.time() - t0, met)
-    extra = {"steps": step, "criterion_met": met, "start": str(start), "history": history}
+    extra = {"steps": step, "kept_step": kept, "criterion_met": met, "start": str(start), "history": history}
     if out_dir is not None:
         _save(adapter, start, out_dir, [bench_cfg, cfg], extra)
     return UnlearnResult(adapter, step, met, start_metrics["retain_em"], history)
