@@ -36,15 +36,18 @@ class Recipe:
 
 
 # The two demo models are full-parameter GradDiff and IDK (see shared/SCIENCE.md); GA, KL and NPO
-# ship as LoRA adapters on the language model, which keeps checkpoints/ small.
+# ship as LoRA adapters on the language model, which keeps checkpoints/ small. They run their full
+# step budget at a high lr on purpose: they show the over-unlearned regime (nothing hidden is left).
 RECIPES: tuple[Recipe, ...] = (
     Recipe("vanilla", needs=()),
     Recipe("retrain", retain_only=True, needs=()),
-    Recipe("grad_diff", UnlearnConfig(method="grad_diff", lr=2e-5, forget_target=0.15, retain_floor=0.80)),
+    # GradDiff: lr 2e-5 with retain weight 1 lost retain faster than forget (forget 18% at retain 75%);
+    # weight 3 at lr 5e-5 keeps retain above 93% until forget is below 40%.
+    Recipe("grad_diff", UnlearnConfig(method="grad_diff", lr=5e-5, retain_weight=3.0, forget_target=0.15, retain_floor=0.80)),
     Recipe("idk", UnlearnConfig(method="idk", lr=1e-4, forget_target=0.10, refusal_target=0.90, retain_floor=0.90)),
-    Recipe("ga_lora", UnlearnConfig(method="ga", lr=1e-3, lora=True, max_steps=200)),
-    Recipe("kl_lora", UnlearnConfig(method="kl", lr=1e-3, lora=True, max_steps=200)),
-    Recipe("npo_lora", UnlearnConfig(method="npo", lr=1e-3, lora=True, max_steps=200)),
+    Recipe("ga_lora", UnlearnConfig(method="ga", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
+    Recipe("kl_lora", UnlearnConfig(method="kl", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
+    Recipe("npo_lora", UnlearnConfig(method="npo", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
 )
 
 
@@ -68,7 +71,7 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
 # Pretrained noises: one per shipped unlearned model, each with its full recovery report. The IDK model
 # is attacked with EOT (the paper's generalisation claim); see shared/SCIENCE.md.
 NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
-NOISE_SPLITS = {"idk": [0, 1, 2], "grad_diff": [0, 1, 2]}  # the two demo models get 3 splits, the others 1
+NOISE_SPLITS = {"idk": [0, 1, 2]}  # the headline model gets 3 splits and the extras; the others 1 split
 
 
 def build_noises(models_dir: Path, out: Path, only: list[str] | None = None, bench_cfg: BenchConfig | None = None) -> None:

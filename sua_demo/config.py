@@ -69,6 +69,7 @@ class UnlearnConfig:
     refusal_target: float = 0.0  # IDK only: also require this refusal rate on forget questions
     retain_weight: float = 1.0
     npo_beta: float = 0.4  # MLLMU-Bench / NPO paper default
+    keep_best: bool = True  # if the rule is never met, keep the on-target check with the most retain
     lora: bool = False
     lora_rank: int = 8
     lora_alpha: int = 16

@@ -158,3 +158,20 @@ def test_random_noise_and_per_image_pgd(micro_adapter, micro_bench):
     adv = per_image_pgd(micro_adapter, bank, examples, cfg, progress=False)
     assert adv.shape == bank.get(examples).shape
     assert (adv - bank.get(examples)).abs().max() <= 4 / 255 + 1e-6
+
+
+def test_ddpm_purifier_code_path_runs():
+    """A few training steps of the diffusers UNet, then purification with a straight-through gradient."""
+    from sua_demo.denoisers.ddpm import DDPMPurifier, train_ddpm
+
+    images = torch.rand(4, 3, 16, 16)
+    unet, scheduler, loss = train_ddpm(images, steps=2, batch_size=2)
+    assert math.isfinite(loss)
+    purifier = DDPMPurifier(unet=unet, scheduler=scheduler, t_star=3)
+    x = images[:2].clone().requires_grad_(True)
+    y = purifier(x)
+    assert y.shape == x.shape and 0 <= y.min() and y.max() <= 1 and not torch.allclose(y, x)
+    y.sum().backward()
+    assert torch.equal(x.grad, torch.ones_like(x))
+    with pytest.raises(SuaError, match="DDPM weights"):
+        build_denoiser("ddpm", weights="/nonexistent")

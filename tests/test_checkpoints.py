@@ -40,3 +40,38 @@ def test_checkpoint_reproduces_recorded_figures(name):
     one = 1 / len(examples) + 1e-9
     assert got["gen_em"] == pytest.approx(recorded["forget/heldout"]["gen_em"], abs=one)
     assert got["gen_refusal"] == pytest.approx(recorded["forget/heldout"]["gen_refusal"], abs=one)
+
+
+NOISE_ROOT = ROOT.parent / "noise"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NOISE_ROOT.iterdir()) if NOISE_ROOT.is_dir() else [])
+def test_shipped_noise_is_valid_and_reported(name):
+    from sua_demo.attacks import load_noise
+
+    folder = NOISE_ROOT / name
+    noise = load_noise(folder / "delta_split0.safetensors", resolution=64)
+    assert noise.eps == pytest.approx(16 / 255) and noise.meta["attacker_ids"] and noise.meta["unseen_ids"]
+    assert set(noise.meta["attacker_ids"]).isdisjoint(noise.meta["unseen_ids"])
+    report = json.loads((folder / "report.json").read_text())
+    assert report["splits"][0]["split"]["attacker_ids"] == noise.meta["attacker_ids"]
+    assert (folder / "report.md").exists()
+
+
+def test_shipped_noise_reproduces_its_recorded_gain():
+    """Apply the shipped IDK noise to the unseen people's held-out photos: the answers must match the report."""
+    from sua_demo.attacks import load_noise
+    from sua_demo.eval.recovery import answers_with, attack_split, protocol_groups
+
+    folder = NOISE_ROOT / "idk"
+    if not folder.is_dir():
+        pytest.skip("no shipped IDK noise")
+    bench = build_bench(BenchConfig())
+    adapter = load_adapter(ROOT / "idk")
+    report = json.loads((folder / "report.json").read_text())
+    split = attack_split(bench, report["config"]["attacker_fraction"], report["splits"][0]["split"]["seed"])
+    examples = protocol_groups(bench, split, report["config"]["retain_people"])["c_unseen_heldout"]
+    examples = [e for e in examples if e.item.task == "gen"]
+    got = score(examples, answers_with(adapter, ImageBank(bench, adapter), examples, load_noise(folder / "delta_split0.safetensors")))
+    recorded = report["splits"][0]["unlearned"]["sua"]["c_unseen_heldout"]["gen_em"]
+    assert got["gen_em"] == pytest.approx(recorded, abs=1 / len(examples) + 1e-9)

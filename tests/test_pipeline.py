@@ -15,7 +15,7 @@ from sua_demo.unlearning.run import unlearn
 def vanilla_dir(micro_bench, micro_model_cfg, tmp_path_factory):
     bench, bench_cfg = micro_bench
     out = tmp_path_factory.mktemp("ckpt") / "vanilla"
-    cfg = TrainConfig(epochs=40, lr=3e-3, batch_size=16, warmup_steps=10, questions_per_photo=6, look_warmup_steps=20)
+    cfg = TrainConfig(epochs=60, lr=3e-3, batch_size=16, warmup_steps=10, questions_per_photo=6, look_warmup_steps=100)
     finetune(bench, bench_cfg, cfg, micro_model_cfg, out, progress=False)
     return out
 

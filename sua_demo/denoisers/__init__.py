@@ -1,6 +1,6 @@
 """Denoisers (purifiers): one file each, registered by name in DENOISERS."""
 
-from sua_demo.denoisers import dncnn, gaussian, jpeg, median  # noqa: F401  (registration)
+from sua_demo.denoisers import ddpm, dncnn, gaussian, jpeg, median  # noqa: F401  (registration)
 from sua_demo.denoisers.base import DENOISERS, Denoiser
 
 

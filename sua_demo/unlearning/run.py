@@ -136,7 +136,7 @@ def unlearn(
                 best = (m["retain_em"], step, {k: v.detach().clone() for k, v in adapter.model.state_dict().items()})
     bar.close()
     kept = step
-    if not met and best is not None:
+    if not met and best is not None and cfg.keep_best:
         # Past the target, GA-style losses keep eating retain: keep the check with forget on target and the
         # most retain left, and say so in the saved config.
         adapter.model.load_state_dict(best[2])
