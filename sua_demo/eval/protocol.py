@@ -110,6 +110,9 @@ def run_split(
         result["unlearned_plain"] = recovery(
             unl, banks["unlearned"], groups, {"clean": None, "sua": noises["sua_plain"]}
         )
+        own = groups["a_attacker_images"]
+        adv = per_image_pgd(unl, banks["unlearned"], own, replace(acfg, eot=False), progress=progress)
+        result["per_image_pgd"] = {"a_attacker_images": score(own, answer(unl, banks["unlearned"], own, images=adv))}
     result["stealth"] = stealth_report(unl, banks["unlearned"], groups, noises, acfg.denoiser)
     result["delta_file"] = f"delta_split{seed}.safetensors"
     return result
