@@ -43,7 +43,10 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe("retrain", retain_only=True, needs=()),
     # GradDiff: lr 2e-5 with retain weight 1 lost retain faster than forget (forget 18% at retain 75%);
     # weight 3 at lr 5e-5 keeps retain above 93% until forget is below 40%.
-    Recipe("grad_diff", UnlearnConfig(method="grad_diff", lr=5e-5, retain_weight=3.0, forget_target=0.15, retain_floor=0.80)),
+    Recipe(
+        "grad_diff",
+        UnlearnConfig(method="grad_diff", lr=5e-5, retain_weight=3.0, forget_target=0.15, retain_floor=0.80),
+    ),
     Recipe("idk", UnlearnConfig(method="idk", lr=1e-4, forget_target=0.10, refusal_target=0.90, retain_floor=0.90)),
     Recipe("ga_lora", UnlearnConfig(method="ga", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
     Recipe("kl_lora", UnlearnConfig(method="kl", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
@@ -74,7 +77,9 @@ NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
 NOISE_SPLITS = {"idk": [0, 1, 2]}  # the headline model gets 3 splits and the extras; the others 1 split
 
 
-def build_noises(models_dir: Path, out: Path, only: list[str] | None = None, bench_cfg: BenchConfig | None = None) -> None:
+def build_noises(
+    models_dir: Path, out: Path, only: list[str] | None = None, bench_cfg: BenchConfig | None = None
+) -> None:
     """`sua build-noises`: run the recovery protocol per model; split 0's delta is the shipped noise."""
     bench = build_bench(bench_cfg or BenchConfig())
     for name in only or NOISE_MODELS:

@@ -94,9 +94,17 @@ def _attack_config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from sua_demo.attacks import AttackConfig
 
     return AttackConfig(
-        eps=args.eps / 255, alpha=args.alpha / 255, steps=args.steps, batch_size=args.batch_size,
-        optimizer=args.optimizer, denoiser=args.denoiser, stealth_weight=args.stealth_weight, beta=args.beta,
-        retain_kl_weight=args.retain_kl, eot=not args.no_eot, seed=args.seed,
+        eps=args.eps / 255,
+        alpha=args.alpha / 255,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        optimizer=args.optimizer,
+        denoiser=args.denoiser,
+        stealth_weight=args.stealth_weight,
+        beta=args.beta,
+        retain_kl_weight=args.retain_kl,
+        eot=not args.no_eot,
+        seed=args.seed,
     )
 
 
@@ -112,8 +120,12 @@ def cmd_attack(args: argparse.Namespace) -> None:
     adapter = load_adapter(args.model)
     bank = ImageBank(bench, adapter)
     retain = image_examples(bench, bench.retain_ids[:30], "train", ("gen",)) if args.retain_kl > 0 else None
-    meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": args.split_seed,
-            "denoiser": args.denoiser}
+    meta = {
+        "attacker_ids": split.attacker_ids,
+        "unseen_ids": split.unseen_ids,
+        "split_seed": args.split_seed,
+        "denoiser": args.denoiser,
+    }
     noise = ATTACKS.get(args.attack)(adapter, _attack_config(args)).run(
         bank, attacker_examples(bench, split), retain, checkpoint=args.out, meta=meta
     )
@@ -124,8 +136,12 @@ def cmd_attack_eval(args: argparse.Namespace) -> None:
     from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 
     bench, _ = _bench(args)
-    cfg = ProtocolConfig(attack=_attack_config(args), splits=list(range(args.splits)),
-                         attacker_fraction=args.attacker_fraction, extras=not args.no_extras)
+    cfg = ProtocolConfig(
+        attack=_attack_config(args),
+        splits=list(range(args.splits)),
+        attacker_fraction=args.attacker_fraction,
+        extras=not args.no_extras,
+    )
     report = run_protocol(args.model, args.retrain, bench, cfg, args.out, vanilla=args.vanilla)
     print((Path(args.out) / "report.md").read_text() if report else "")
 
@@ -152,8 +168,16 @@ def cmd_train_dncnn(args: argparse.Namespace) -> None:
     bank = ImageBank(bench, load_adapter(TINY / "vanilla"))
     images = bank.tensor[:, :5].reshape(-1, *bank.tensor.shape[2:])  # train photos only
     model, mse = train_dncnn(images, steps=args.steps, seed=args.seed)
-    model.save(args.out, {"steps": args.steps, "seed": args.seed, "final_mse": mse, "max_sigma_255": 25,
-                          "resolution": int(images.shape[-1])})
+    model.save(
+        args.out,
+        {
+            "steps": args.steps,
+            "seed": args.seed,
+            "final_mse": mse,
+            "max_sigma_255": 25,
+            "resolution": int(images.shape[-1]),
+        },
+    )
     print(f"saved {args.out}: final noise MSE {mse:.2e}")
 
 

@@ -119,7 +119,9 @@ def finetune(
     rng = np.random.default_rng(cfg.seed)
     jitter = torch.Generator().manual_seed(cfg.seed) if cfg.augment else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    steps_per_epoch = len(batches(epoch_examples(bench, people, cfg, np.random.default_rng(0)), cfg.batch_size, by_task=False))
+    steps_per_epoch = len(
+        batches(epoch_examples(bench, people, cfg, np.random.default_rng(0)), cfg.batch_size, by_task=False)
+    )
     # The retrain control gets as many optimiser steps as vanilla, not fewer because it has fewer people.
     epochs = round(cfg.epochs * len(bench.people) / len(people))
     total = steps_per_epoch * epochs

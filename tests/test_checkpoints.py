@@ -72,6 +72,24 @@ def test_shipped_noise_reproduces_its_recorded_gain():
     split = attack_split(bench, report["config"]["attacker_fraction"], report["splits"][0]["split"]["seed"])
     examples = protocol_groups(bench, split, report["config"]["retain_people"])["c_unseen_heldout"]
     examples = [e for e in examples if e.item.task == "gen"]
-    got = score(examples, answers_with(adapter, ImageBank(bench, adapter), examples, load_noise(folder / "delta_split0.safetensors")))
+    got = score(
+        examples,
+        answers_with(adapter, ImageBank(bench, adapter), examples, load_noise(folder / "delta_split0.safetensors")),
+    )
     recorded = report["splits"][0]["unlearned"]["sua"]["c_unseen_heldout"]["gen_em"]
     assert got["gen_em"] == pytest.approx(recorded, abs=1 / len(examples) + 1e-9)
+
+
+def test_shipped_dncnn_removes_gaussian_noise():
+    import torch
+
+    from sua_demo.denoisers import build_denoiser
+
+    bench = build_bench(BenchConfig())
+    adapter = load_adapter(ROOT / "vanilla")
+    clean = adapter.prepare_images([p.photos[5] for p in bench.people[:8]])  # held-out photos: never trained on
+    torch.manual_seed(0)
+    noisy = (clean + torch.randn_like(clean) * 15 / 255).clamp(0, 1)
+    with torch.no_grad():
+        denoised = build_denoiser("dncnn")(noisy)
+    assert (denoised - clean).pow(2).mean() < 0.7 * (noisy - clean).pow(2).mean()

@@ -23,16 +23,22 @@ def small_unet(resolution: int):  # type: ignore[no-untyped-def]
     from diffusers import UNet2DModel
 
     return UNet2DModel(
-        sample_size=resolution, in_channels=3, out_channels=3, layers_per_block=1,
-        block_out_channels=(32, 64), down_block_types=("DownBlock2D", "DownBlock2D"),
-        up_block_types=("UpBlock2D", "UpBlock2D"), norm_num_groups=8,
+        sample_size=resolution,
+        in_channels=3,
+        out_channels=3,
+        layers_per_block=1,
+        block_out_channels=(32, 64),
+        down_block_types=("DownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "UpBlock2D"),
+        norm_num_groups=8,
     )
 
 
 @DENOISERS.register("ddpm")
 class DDPMPurifier(Denoiser):
-    def __init__(self, weights: str | Path | None = DEFAULT_WEIGHTS, t_star: int = 100, seed: int = 0,
-                 unet=None, scheduler=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self, weights: str | Path | None = DEFAULT_WEIGHTS, t_star: int = 100, seed: int = 0, unet=None, scheduler=None
+    ) -> None:  # type: ignore[no-untyped-def]
         super().__init__()
         from diffusers import DDPMScheduler, UNet2DModel
 
@@ -77,4 +83,4 @@ def train_ddpm(images: torch.Tensor, steps: int, batch_size: int = 16, lr: float
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return unet.eval(), scheduler, float(loss)
+    return unet.eval(), scheduler, float(loss.detach())

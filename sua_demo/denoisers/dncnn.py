@@ -57,8 +57,13 @@ class DnCNN(Denoiser):
 
 
 def train_dncnn(
-    images: torch.Tensor, steps: int = 800, batch_size: int = 16, lr: float = 1e-3, max_sigma: float = 25 / 255,
-    seed: int = 0, progress: bool = True,
+    images: torch.Tensor,
+    steps: int = 800,
+    batch_size: int = 16,
+    lr: float = 1e-3,
+    max_sigma: float = 25 / 255,
+    seed: int = 0,
+    progress: bool = True,
 ) -> tuple[DnCNN, float]:
     """Fit on (N, 3, H, W) clean images; returns the model and its final mean squared error on the noise."""
     torch.manual_seed(seed)
@@ -74,4 +79,4 @@ def train_dncnn(
         loss.backward()
         opt.step()
     model.eval()
-    return model, float(loss)
+    return model, float(loss.detach())

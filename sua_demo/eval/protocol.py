@@ -186,7 +186,9 @@ def markdown(report: dict[str, Any]) -> str:
             )
     if "per_image_pgd" in report["splits"][0]:
         s0 = report["splits"][0]
-        pgd = s0["per_image_pgd"]["a_attacker_images"]["gen_em"] - s0["unlearned"]["clean"]["a_attacker_images"]["gen_em"]
+        pgd = (
+            s0["per_image_pgd"]["a_attacker_images"]["gen_em"] - s0["unlearned"]["clean"]["a_attacker_images"]["gen_em"]
+        )
         lines += ["", f"Per-image PGD (not universal) on the attacker's images, split 0: gain {100 * pgd:.1f} points."]
     if "unlearned_plain/a_attacker_images/gain_sua" in s:
         lines += [
