@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -14,7 +13,6 @@ from sua_demo.config import to_dict
 from sua_demo.io import write_json
 
 CONFIG_FILE = "sua_config.json"
-METRICS_FILE = "eval.json"
 
 
 def round_to_fp16(model: torch.nn.Module) -> None:
@@ -52,6 +50,3 @@ def save_model_dir(
         raise
     return out
 
-
-def read_json(path: str | Path) -> dict[str, Any]:
-    return json.loads(Path(path).read_text())
