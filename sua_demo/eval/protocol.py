@@ -76,21 +76,20 @@ def run_split(
     acfg = replace(cfg.attack, seed=seed)
     meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": seed}
     unl, ret = models["unlearned"], models["retrain"]
-    delta = ATTACKS.get("sua")(unl, acfg).run(
-        banks["unlearned"],
-        examples,
-        checkpoint=out_dir / f"delta_split{seed}.safetensors",
-        progress=progress,
-        meta={**meta, "denoiser": acfg.denoiser},
-    )
+
+    def optimise(attack: str, target: str, name: str) -> Noise:
+        denoiser = "none" if attack == "sua_plain" else acfg.denoiser
+        return ATTACKS.get(attack)(models[target], acfg).run(
+            banks[target],
+            examples,
+            checkpoint=out_dir / f"{name}_split{seed}.safetensors",
+            progress=progress,
+            meta={**meta, "denoiser": denoiser},
+        )
+
+    delta = optimise("sua", "unlearned", "delta")
     rand = ATTACKS.get("random")(unl, acfg).run(banks["unlearned"], examples)
-    delta_ret = ATTACKS.get("sua")(ret, acfg).run(
-        banks["retrain"],
-        examples,
-        checkpoint=out_dir / f"delta_retrain_split{seed}.safetensors",
-        progress=progress,
-        meta={**meta, "denoiser": acfg.denoiser},
-    )
+    delta_ret = optimise("sua", "retrain", "delta_retrain")
     result: dict[str, Any] = {
         "split": asdict(split),
         "unlearned": recovery(unl, banks["unlearned"], groups, {"clean": None, "sua": delta, "random": rand}),
@@ -100,13 +99,7 @@ def run_split(
         result["vanilla"] = recovery(models["vanilla"], banks["vanilla"], groups, {"clean": None, "sua": delta})
     noises = {"sua": delta, "random": rand}
     if cfg.extras and seed == cfg.splits[0]:
-        noises["sua_plain"] = ATTACKS.get("sua_plain")(unl, acfg).run(
-            banks["unlearned"],
-            examples,
-            checkpoint=out_dir / f"delta_plain_split{seed}.safetensors",
-            progress=progress,
-            meta={**meta, "denoiser": "none"},
-        )
+        noises["sua_plain"] = optimise("sua_plain", "unlearned", "delta_plain")
         result["unlearned_plain"] = recovery(
             unl, banks["unlearned"], groups, {"clean": None, "sua": noises["sua_plain"]}
         )
