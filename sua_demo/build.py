@@ -8,6 +8,7 @@ then each unlearning recipe. Every folder gets its config (sua_config.json) and 
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,7 @@ def build_noises(
         demo = name in NOISE_SPLITS
         cfg = ProtocolConfig(attack=AttackConfig(), splits=NOISE_SPLITS.get(name, [0]), extras=demo)
         folder = out / name
+        shutil.rmtree(folder, ignore_errors=True)  # a rebuild starts fresh; resuming is for `sua attack`
         run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
         log.info("noise for %s built in %.0f s", name, time.time() - t0)
 

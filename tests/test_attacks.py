@@ -175,3 +175,17 @@ def test_ddpm_purifier_code_path_runs():
     assert torch.equal(x.grad, torch.ones_like(x))
     with pytest.raises(SuaError, match="DDPM weights"):
         build_denoiser("ddpm", weights="/nonexistent")
+
+
+def test_attack_after_evaluation_in_the_same_process(micro_bench, micro_model_cfg):
+    """Evaluation runs under inference_mode; nothing it caches may break a later attack's backward pass."""
+    from sua_demo.eval.evaluate import answer
+    from sua_demo.training import build_tiny
+
+    bench, _ = micro_bench
+    adapter = build_tiny(bench, micro_model_cfg)  # fresh: nothing cached yet
+    bank = ImageBank(bench, adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:2]
+    answer(adapter, bank, examples)
+    adv = per_image_pgd(adapter, bank, examples, AttackConfig(steps=1), progress=False)
+    assert adv.shape == bank.get(examples).shape

@@ -22,8 +22,11 @@ class LlavaAdapter(VisionLanguageAdapter):
     @cached_property
     def _mean_std(self) -> tuple[torch.Tensor, torch.Tensor]:
         ip = self.processor.image_processor
-        mean = torch.tensor(ip.image_mean, dtype=torch.float32).view(1, 3, 1, 1)
-        std = torch.tensor(ip.image_std, dtype=torch.float32).view(1, 3, 1, 1)
+        # Ordinary tensors even when first asked for under inference_mode (evaluation), or a later attack
+        # that differentiates through them would fail.
+        with torch.inference_mode(False):
+            mean = torch.tensor(ip.image_mean, dtype=torch.float32).view(1, 3, 1, 1)
+            std = torch.tensor(ip.image_std, dtype=torch.float32).view(1, 3, 1, 1)
         return mean, std
 
     def prepare_images(self, images: list[Image.Image]) -> torch.Tensor:
