@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
-
-C = TypeVar("C")
+from typing import Any
 
 
 @dataclass
@@ -79,23 +75,3 @@ class UnlearnConfig:
 
 def to_dict(cfg: Any) -> dict[str, Any]:
     return {"_type": type(cfg).__name__, **dataclasses.asdict(cfg)}
-
-
-def save_config(cfg: Any, path: str | Path) -> None:
-    from sua_demo.io import atomic_write_text
-
-    atomic_write_text(Path(path), json.dumps(to_dict(cfg), indent=2) + "\n")
-
-
-def from_dict(cls: type[C], data: dict[str, Any]) -> C:
-    """Build a config, ignoring the type tag and refusing unknown keys (a typo should not pass silently)."""
-    data = {k: v for k, v in data.items() if k != "_type"}
-    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"{cls.__name__} has no field(s) {unknown}; known: {sorted(known)}")
-    return cls(**data)
-
-
-def load_config(cls: type[C], path: str | Path) -> C:
-    return from_dict(cls, json.loads(Path(path).read_text()))
