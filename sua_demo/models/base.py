@@ -169,7 +169,7 @@ class VisionLanguageAdapter(ABC):
             mask[i, width - len(p) :] = 1
         kwargs: dict[str, Any] = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
         if with_image:
-            kwargs["pixel_values"] = self.pixel_values(images.to(self.device))
+            kwargs.update(self.image_inputs(kwargs["input_ids"], images.to(self.device)))
         out = self.model.generate(
             **kwargs,
             max_new_tokens=max_new_tokens,
@@ -178,6 +178,11 @@ class VisionLanguageAdapter(ABC):
             eos_token_id=self.tokenizer.eos_token_id,
         )
         return [s.strip() for s in self.tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)]
+
+    def image_inputs(self, input_ids: torch.Tensor, images: torch.Tensor) -> dict[str, torch.Tensor]:
+        """What carries the images into the model's own forward and `generate`; families that need more
+        than `pixel_values` (Qwen2-VL's grid and token types) override this."""
+        return {"pixel_values": self.pixel_values(images)}
 
     def image_embeddings(self, images: torch.Tensor) -> torch.Tensor:
         """(N, D) pooled embedding: vision tower -> projector -> mean over image tokens."""

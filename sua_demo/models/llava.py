@@ -37,6 +37,7 @@ class LlavaAdapter(VisionLanguageAdapter):
     def pixel_values(self, x: torch.Tensor) -> torch.Tensor:
         mean, std = self._mean_std
         dtype = next(self.model.parameters()).dtype
+        x = x.to(self.device)  # an attack may keep delta and the image bank on the CPU
         return ((x - mean.to(x.device)) / std.to(x.device)).to(dtype)
 
     @cached_property

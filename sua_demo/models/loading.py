@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors import SafetensorError
@@ -14,6 +16,68 @@ from sua_demo.models.base import ADAPTERS, VisionLanguageAdapter
 
 log = logging.getLogger(__name__)
 LORA_CONFIG = "adapter_config.json"
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPE_CHOICES = ("auto", *DTYPES)
+
+
+def resolve_dtype(name: str | torch.dtype | None, device: str | None = None) -> torch.dtype:
+    """With "auto": bf16 on a GPU that has it (fp16 otherwise), float32 on CPU, where half precision is slow."""
+    if isinstance(name, torch.dtype):
+        return name
+    if name in (None, "auto"):
+        on_gpu = torch.cuda.is_available() and str(device).startswith(("cuda", "auto"))
+        if not on_gpu:
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if name not in DTYPES:
+        raise SuaError(f"dtype {name!r} is not one of {', '.join(DTYPE_CHOICES)}")
+    return DTYPES[name]
+
+
+@dataclass
+class ImageTextProcessor:
+    """An image processor and a tokenizer: all an adapter needs of a processor. Used when the model's own
+    processor cannot be built here: Qwen2-VL's and SmolVLM's also hold a video processor, which needs torchvision."""
+
+    image_processor: Any
+    tokenizer: Any
+    image_token: str
+    chat_template: str | None = None
+
+    def apply_chat_template(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        return self.tokenizer.apply_chat_template(messages, chat_template=self.chat_template, **kwargs)
+
+    def save_pretrained(self, path: str | Path) -> None:
+        self.image_processor.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+
+    @classmethod
+    def from_pretrained(cls, source: str, image_token_id: int, **kwargs: Any) -> ImageTextProcessor:
+        from transformers import AutoImageProcessor, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+        jinja, legacy = Path(source) / "chat_template.jinja", Path(source) / "chat_template.json"
+        template = jinja.read_text() if jinja.is_file() else None  # else the tokenizer's own template
+        if template is None and legacy.is_file():
+            template = json.loads(legacy.read_text()).get("chat_template")
+        return cls(
+            AutoImageProcessor.from_pretrained(source, **kwargs),
+            tokenizer,
+            tokenizer.convert_ids_to_tokens(image_token_id),
+            template,
+        )
+
+
+def _load_processor(base: str, config: Any, trust_remote_code: bool) -> Any:
+    from transformers import AutoProcessor
+
+    try:
+        return AutoProcessor.from_pretrained(base, trust_remote_code=trust_remote_code)
+    except (ImportError, AttributeError, TypeError) as err:
+        if "video" not in str(err).lower() and "torchvision" not in str(err).lower():
+            raise
+        log.warning("%s: its processor needs torchvision (video part); using its image processor and tokenizer", base)
+        return ImageTextProcessor.from_pretrained(base, config.image_token_id, trust_remote_code=trust_remote_code)
 
 
 def adapter_class(model_type: str) -> type[VisionLanguageAdapter]:
@@ -34,14 +98,18 @@ def _resolve_base(adapter_dir: Path) -> str:
 
 def load_adapter(
     source: str | Path,
-    dtype: torch.dtype | None = None,
+    dtype: str | torch.dtype | None = None,
     device: str | None = None,
     device_map: str | None = None,
     trust_remote_code: bool = False,
     merge_lora: bool = True,
 ) -> VisionLanguageAdapter:
-    """A folder with config.json, a folder with a peft adapter, or a Hub id (from the local cache offline)."""
-    from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+    """A folder with config.json, a folder with a peft adapter, or a Hub id (from the local cache offline).
+
+    dtype: a torch dtype or "auto" | "float32" | "bfloat16" | "float16" (None: float32, as before);
+    device_map="auto" lets accelerate place a model too large for one device; remote code stays off
+    unless `trust_remote_code` says otherwise, since it runs code from the model folder."""
+    from transformers import AutoConfig, AutoModelForImageTextToText
 
     source = str(source)
     path = Path(source)
@@ -56,9 +124,12 @@ def load_adapter(
         raise SuaError(f"{source} has no config.json; is it a model folder saved with save_pretrained?")
     try:
         config = AutoConfig.from_pretrained(base, trust_remote_code=trust_remote_code)
-        processor = AutoProcessor.from_pretrained(base, trust_remote_code=trust_remote_code)
+        processor = _load_processor(base, config, trust_remote_code)
         model = AutoModelForImageTextToText.from_pretrained(
-            base, dtype=dtype or torch.float32, device_map=device_map, trust_remote_code=trust_remote_code
+            base,
+            dtype=resolve_dtype(dtype or "float32", device or device_map),
+            device_map=device_map,
+            trust_remote_code=trust_remote_code,
         )
     except (OSError, ValueError, SafetensorError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

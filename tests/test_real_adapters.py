@@ -1,0 +1,238 @@
+"""The real model families (LLaVA-1.5, Qwen2-VL, Idefics3) on tiny random-weight configs built offline.
+
+Each family must: turn [0, 1] pixels into exactly the processor's `pixel_values`, pass gradients to
+delta, generate, let a 3-step SUA lower the loss, and reload through the Auto classes, with or
+without a peft LoRA adapter on top.
+"""
+
+import json
+
+import pytest
+import torch
+from PIL import Image
+
+from sua_demo.attacks import ATTACKS, AttackConfig
+from sua_demo.data import ImageBank, image_examples
+from sua_demo.models import VisionLanguageAdapter, load_adapter
+from sua_demo.models.idefics3 import Idefics3Adapter
+from sua_demo.models.loading import ImageTextProcessor
+from sua_demo.models.qwen2_vl import Qwen2VLAdapter
+from sua_demo.models.tiny_llava import bench_corpus, build_tokenizer
+
+FAMILIES = ["llava", "qwen2_vl", "idefics3"]
+QUESTION = "Where was this person born?"
+QWEN_TOKENS = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+QWEN_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ item['text'] }}"
+    "{% endif %}{% endfor %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+IDEFICS_TOKENS = ["<fake_token_around_image>", "<global-img>", "<end_of_utterance>", "<|im_start|>"]
+IDEFICS_TEMPLATE = (
+    "<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}:{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<image>{% else %}{{ item['text'] }}{% endif %}{% endfor %}<end_of_utterance>\n"
+    "{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+TEXT = {"vocab_size": 0, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2}
+HEADS = {"num_attention_heads": 2, "num_key_value_heads": 2, "max_position_embeddings": 512}
+
+
+def _tokenizer(bench, extra):
+    tok = build_tokenizer([*bench_corpus(bench), "user assistant User Assistant"])
+    tok.add_special_tokens({"additional_special_tokens": extra})
+    return tok
+
+
+def _text_config(tok):
+    ids = {"bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id, "pad_token_id": tok.pad_token_id}
+    return {**TEXT, **HEADS, **ids, "vocab_size": len(tok)}
+
+
+def _tiny_qwen(bench):
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    tok = _tokenizer(bench, QWEN_TOKENS)
+    tok.chat_template = QWEN_TEMPLATE
+    image_processor = Qwen2VLImageProcessorPil(patch_size=8, merge_size=2, min_pixels=32 * 32, max_pixels=64 * 64)
+    vision = {"depth": 1, "embed_dim": 32, "hidden_size": 64, "num_heads": 2, "patch_size": 8, "mlp_ratio": 2}
+    rope = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6]}  # sums to head_dim / 2
+    config = Qwen2VLConfig(
+        vision_config=vision,
+        text_config={**_text_config(tok), "rope_parameters": rope},
+        **{f"{k}_token_id": tok.convert_tokens_to_ids(f"<|{k}|>") for k in ("vision_start", "vision_end")},
+        image_token_id=tok.convert_tokens_to_ids("<|image_pad|>"),
+        video_token_id=tok.convert_tokens_to_ids("<|video_pad|>"),
+    )
+    torch.manual_seed(0)
+    model = Qwen2VLForConditionalGeneration(config).eval()
+    # Qwen2VLProcessor also holds a video processor, which needs torchvision (not installed): the fallback.
+    return Qwen2VLAdapter(model, ImageTextProcessor(image_processor, tok, "<|image_pad|>"), source="tiny-qwen2-vl")
+
+
+def _tiny_idefics3(bench):
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
+    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
+
+    tok = _tokenizer(bench, IDEFICS_TOKENS)
+    # Splitting stays on in the processor's config, as in the released checkpoints; the adapter turns it off.
+    image_processor = Idefics3ImageProcessorPil(size={"longest_edge": 128}, max_image_size={"longest_edge": 64})
+    processor = Idefics3Processor(image_processor, tok, image_seq_len=4, chat_template=IDEFICS_TEMPLATE)
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2}
+    config = Idefics3Config(
+        vision_config={**vision, "image_size": 64, "patch_size": 16},
+        text_config={**_text_config(tok), "model_type": "llama"},
+        scale_factor=2,
+        image_token_id=processor.image_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(0)
+    model = Idefics3ForConditionalGeneration(config).eval()
+    return Idefics3Adapter(model, processor, source="tiny-idefics3")
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def family(request, micro_bench, micro_model_cfg):
+    from dataclasses import replace
+
+    from sua_demo.training import build_tiny
+
+    bench = micro_bench[0]
+    if request.param == "llava":  # llava-1.5's layout: penultimate CLIP layer, CLS token dropped
+        return request.param, build_tiny(bench, replace(micro_model_cfg, vision_feature_layer=-2))
+    return request.param, {"qwen2_vl": _tiny_qwen, "idefics3": _tiny_idefics3}[request.param](bench)
+
+
+def _reference_inputs(name, adapter, photos, text):
+    """The processor's own encoding of the prompt and photos, as a user of the model would make it."""
+    proc = adapter.processor
+    if name == "qwen2_vl":  # fixed square, as the attack uses; the processor then keeps that size
+        side = adapter.image_size
+        out = dict(proc.image_processor([p.convert("RGB").resize((side, side), Image.BICUBIC) for p in photos]))
+        n_tokens = int(out["image_grid_thw"][0].prod()) // proc.image_processor.merge_size**2
+        ids = proc.tokenizer([text.replace(proc.image_token, proc.image_token * n_tokens)] * len(photos))["input_ids"]
+        out["input_ids"] = torch.tensor(ids)
+        out["mm_token_type_ids"] = (out["input_ids"] == adapter.image_token_id).int()
+        return {k: torch.as_tensor(v) for k, v in out.items()}
+    kwargs = {"do_image_splitting": False} if name == "idefics3" else {}
+    return dict(proc(text=[text] * len(photos), images=[[p] for p in photos], return_tensors="pt", **kwargs))
+
+
+def test_pixel_path_and_prompt_match_the_processor(family, micro_bench):
+    name, adapter = family
+    bench, _ = micro_bench
+    photos = [bench.people[0].photos[0], bench.people[1].photos[1].resize((100, 140))]
+    x = adapter.prepare_images(photos)
+    assert x.shape == (2, 3, adapter.image_size, adapter.image_size) and 0 <= x.min() and x.max() <= 1
+    ref = _reference_inputs(name, adapter, photos, adapter.prompt_text(QUESTION, True))
+    torch.testing.assert_close(adapter.pixel_values(x), ref["pixel_values"].float(), atol=1e-5, rtol=1e-5)
+    assert tuple(ref["input_ids"][0].tolist()) == adapter.prompt_ids(QUESTION, True)
+    if name == "qwen2_vl":
+        assert torch.equal(ref["image_grid_thw"], adapter.grid_thw(2))
+
+
+def test_one_pass_logits_match_the_models_own_forward(family, micro_bench):
+    """Features computed once and handed to the language model give the model's own logits (for Qwen2-VL
+    this checks the M-RoPE positions built from the image grid)."""
+    name, adapter = family
+    bench, _ = micro_bench
+    photos = [p.photos[0] for p in bench.people[:2]]
+    batch = adapter.encode_batch(True, [QUESTION] * 2, ["Glenmere", "Aldmoor"])
+    x = adapter.prepare_images(photos)
+    with torch.no_grad():
+        ours, pooled = adapter.logits_and_embeddings(batch, x)
+        extra = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+        ref = adapter.model(**extra, **adapter.image_inputs(batch["input_ids"], x)).logits
+    torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-4)
+    if name == "qwen2_vl":  # the shared inputs_embeds path alone would get the positions wrong
+        with torch.no_grad():
+            plain = VisionLanguageAdapter.lm_logits(adapter, batch, adapter.image_features(adapter.pixel_values(x)))
+        assert not torch.allclose(plain, ref, atol=1e-4)
+    assert pooled.shape == (2, adapter.model.config.get_text_config().hidden_size)
+
+
+def test_gradients_reach_delta_and_generate_runs(family, micro_bench):
+    _, adapter = family
+    bench, _ = micro_bench
+    x = adapter.prepare_images([p.photos[0] for p in bench.people[:3]])
+    delta = torch.zeros(3, adapter.image_size, adapter.image_size, requires_grad=True)
+    loss = adapter.answer_nll((x + delta).clamp(0, 1), [QUESTION] * 3, ["Glenmere"] * 3)
+    loss.sum().backward()
+    assert delta.grad is not None and delta.grad.abs().sum() > 0
+    answers = adapter.generate(x, [QUESTION] * 3, max_new_tokens=3)
+    assert len(answers) == 3 and all(isinstance(a, str) for a in answers)
+    assert len(adapter.generate(None, [QUESTION], max_new_tokens=2)) == 1
+    assert torch.isfinite(adapter.answer_nll(None, [QUESTION], ["Glenmere"])).all()
+
+
+def test_three_step_sua_lowers_the_loss(family, micro_bench):
+    _, adapter = family
+    bench, _ = micro_bench
+    bank = ImageBank(bench, adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:8]
+    x = bank.get(examples)
+    q, a = [e.item.question for e in examples], [e.item.answer for e in examples]
+    with torch.no_grad():
+        before = adapter.answer_nll(x, q, a).mean()
+    cfg = AttackConfig(steps=3, batch_size=8, eot=False, optimizer="adam", adam_lr=0.03, stealth_weight=0.1)
+    noise = ATTACKS.get("sua")(adapter, cfg).run(bank, examples, progress=False)
+    with torch.no_grad():
+        after = adapter.answer_nll(noise.apply(x), q, a).mean()
+    assert noise.delta.shape == (3, adapter.image_size, adapter.image_size)
+    assert after < before
+
+
+def _save(adapter, folder, name):
+    adapter.model.save_pretrained(folder)
+    adapter.processor.save_pretrained(folder)
+    if name == "qwen2_vl":  # as in the released checkpoints, which AutoProcessor maps to Qwen2VLProcessor
+        path = folder / "preprocessor_config.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "processor_class": "Qwen2VLProcessor"}))
+
+
+def test_saves_and_reloads_through_auto_classes_offline(family, micro_bench, tmp_path):
+    name, adapter = family
+    bench, _ = micro_bench
+    _save(adapter, tmp_path, name)
+    again = load_adapter(tmp_path)
+    assert type(again) is type(adapter) and type(again.model) is type(adapter.model)
+    assert again.prompt_ids(QUESTION, True) == adapter.prompt_ids(QUESTION, True)
+    x = adapter.prepare_images([bench.people[0].photos[0]])
+    torch.testing.assert_close(again.prepare_images([bench.people[0].photos[0]]), x)
+    with torch.no_grad():
+        want = adapter.answer_nll(x, [QUESTION], ["Glenmere"])
+        torch.testing.assert_close(again.answer_nll(x, [QUESTION], ["Glenmere"]), want, atol=1e-5, rtol=1e-5)
+
+
+def test_lora_adapter_folder_loads_on_its_base(family, micro_bench, tmp_path):
+    """CLEAR / MLLMU-Bench release unlearned models as a peft adapter folder naming its base model."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForImageTextToText
+
+    name, adapter = family
+    bench, _ = micro_bench
+    _save(adapter, tmp_path / "base", name)
+    torch.manual_seed(1)
+    lora = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    peft_model = get_peft_model(AutoModelForImageTextToText.from_pretrained(tmp_path / "base"), lora).eval()
+    peft_model.peft_config["default"].base_model_name_or_path = str(tmp_path / "base")
+    peft_model.save_pretrained(tmp_path / "lora")
+    loaded = load_adapter(tmp_path / "lora")
+    x = adapter.prepare_images([bench.people[0].photos[0]])
+    batch = adapter.encode_batch(True, [QUESTION], ["Glenmere"])
+    with torch.no_grad():
+        want = peft_model(**batch, **adapter.image_inputs(batch["input_ids"], x)).logits
+        base = adapter.logits(batch, x)
+        got = loaded.logits(batch, x)
+    assert not torch.allclose(want, base, atol=1e-4)  # the adapter changes the model
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+
+
+def test_dtype_choice():
+    from sua_demo.errors import SuaError
+    from sua_demo.models.loading import resolve_dtype
+
+    assert resolve_dtype("bfloat16") is torch.bfloat16 and resolve_dtype("float16") is torch.float16
+    assert resolve_dtype("auto", "cpu") is torch.float32 and resolve_dtype(torch.float16) is torch.float16
+    with pytest.raises(SuaError, match="auto"):
+        resolve_dtype("int8")
