@@ -26,6 +26,25 @@ def _bench(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return build_bench(cfg), cfg
 
 
+def _load_model(args: argparse.Namespace, source: str):  # type: ignore[no-untyped-def]
+    """load_adapter with the --dtype / --device / --device-map / --trust-remote-code options."""
+    import torch
+
+    from sua_demo.models import load_adapter
+
+    device = getattr(args, "device", "cpu")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device_map = getattr(args, "device_map", None)
+    return load_adapter(
+        source,
+        dtype=getattr(args, "dtype", "float32"),
+        device=None if device_map else device,
+        device_map=device_map,
+        trust_remote_code=getattr(args, "trust_remote_code", False),
+    )
+
+
 def cmd_bench_build(args: argparse.Namespace) -> None:
     from sua_demo.bench.mllmu import write_mllmu
 
@@ -78,10 +97,9 @@ def cmd_unlearn(args: argparse.Namespace) -> None:
 def cmd_eval(args: argparse.Namespace) -> None:
     from sua_demo.eval.evaluate import eval_groups, evaluate, markdown_table
     from sua_demo.io import atomic_write_text, write_json
-    from sua_demo.models import load_adapter
 
     bench, _ = _bench(args)
-    adapter = load_adapter(args.model)
+    adapter = _load_model(args, args.model)
     report = evaluate(adapter, bench, groups=eval_groups(bench, args.photos_per_person))
     table = markdown_table(report)
     print(table)
@@ -113,11 +131,10 @@ def cmd_attack(args: argparse.Namespace) -> None:
     from sua_demo.attacks import ATTACKS
     from sua_demo.data import ImageBank, image_examples
     from sua_demo.eval.recovery import attack_split, attacker_examples
-    from sua_demo.models import load_adapter
 
     bench, _ = _bench(args)
     split = attack_split(bench, args.attacker_fraction, args.split_seed)
-    adapter = load_adapter(args.model)
+    adapter = _load_model(args, args.model)
     bank = ImageBank(bench, adapter)
     retain = image_examples(bench, bench.retain_ids[:30], "train", ("gen",)) if args.retain_kl > 0 else None
     meta = {
@@ -144,6 +161,24 @@ def cmd_attack_eval(args: argparse.Namespace) -> None:
     )
     report = run_protocol(args.model, args.retrain, bench, cfg, args.out, vanilla=args.vanilla)
     print((Path(args.out) / "report.md").read_text() if report else "")
+
+
+def cmd_mllmu_protocol(args: argparse.Namespace) -> None:
+    """The reference protocol on MLLMU-Bench's Test_Set: attack one ID range, score another."""
+    from sua_demo.bench.mllmu import load_mllmu_test
+    from sua_demo.mllmu_protocol import MllmuProtocolConfig, run_mllmu_protocol
+
+    bench = load_mllmu_test(args.mllmu)
+    adapter = _load_model(args, args.model)
+    cfg = MllmuProtocolConfig(
+        attack=_attack_config(args),
+        attack_ids=tuple(args.attack_ids),
+        test_ids=tuple(args.test_ids),
+        tasks=tuple(args.tasks),
+        attack_name=args.attack,
+    )
+    run_mllmu_protocol(adapter, bench, cfg, args.out)
+    print((Path(args.out) / "report.md").read_text())
 
 
 def cmd_build_all(args: argparse.Namespace) -> None:
@@ -211,6 +246,15 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--forget-split", default="forget_10", help="with --mllmu: which forget_K folder")
 
 
+def _model_args(p: argparse.ArgumentParser) -> None:
+    from sua_demo.models.loading import DTYPE_CHOICES
+
+    p.add_argument("--dtype", choices=DTYPE_CHOICES, default="auto", help="auto: bf16/fp16 on GPU, float32 on CPU")
+    p.add_argument("--device", default="auto", help="auto (cuda if there is one), cpu, cuda, cuda:1 ...")
+    p.add_argument("--device-map", default=None, help="'auto': let accelerate spread a large model over devices")
+    p.add_argument("--trust-remote-code", action="store_true", help="run model code from the model folder / Hub")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="sua", description=__doc__)
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -257,6 +301,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="accuracy and refusal on forget/retain, train/held-out photos")
     _bench_args(p)
     p.add_argument("model", help="model folder (or LoRA adapter folder)")
+    _model_args(p)
     p.add_argument("--photos-per-person", type=int, default=None)
     p.add_argument("--out", help="write the JSON report here (and a .md beside it)")
     p.set_defaults(func=cmd_eval)
@@ -284,6 +329,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("--attack", choices=ATTACKS.names(), default="sua")
     p.add_argument("--split-seed", type=int, default=0)
+    _model_args(p)
     p.add_argument("--out", required=True, help="noise .safetensors (an existing one is resumed)")
     p.set_defaults(func=cmd_attack)
 
@@ -297,6 +343,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-extras", action="store_true", help="skip the no-stealth ablation and per-image PGD")
     p.add_argument("--out", required=True, help="folder for report.json, report.md and the noises")
     p.set_defaults(func=cmd_attack_eval)
+
+    p = sub.add_parser("mllmu-protocol", help="the reference SUA protocol on MLLMU-Bench's Test_Set")
+    attack_args(p)
+    _model_args(p)
+    p.add_argument("model", help="the unlearned model: folder, LoRA adapter folder or Hub id")
+    p.add_argument("--mllmu", required=True, help="folder with MLLMU-Bench's parquet configs (Test_Set/ ...)")
+    p.add_argument("--attack", choices=ATTACKS.names(), default="sua")
+    p.add_argument("--attack-ids", type=int, nargs=2, default=[51, 100], metavar=("FIRST", "LAST"))
+    p.add_argument("--test-ids", type=int, nargs=2, default=[1, 50], metavar=("FIRST", "LAST"))
+    p.add_argument("--tasks", nargs="+", default=["cloze"], choices=("gen", "mc", "cloze"))
+    p.add_argument("--out", required=True, help="folder for noise.safetensors, report.json and report.md")
+    p.set_defaults(func=cmd_mllmu_protocol)
 
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
     p.add_argument("--out", default=str(TINY))

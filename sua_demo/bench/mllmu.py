@@ -3,7 +3,8 @@
 Layout (one folder per config, any number of parquet shards inside):
   Full_Set/   ID, image {bytes, path}, biography, Classification_Task, Generation_Task, Mask_Task
               (one row per training photo; the released set has one photo per person)
-  Test_Set/   ID, images [{bytes, path}, ...]: photos no training may use
+  Test_Set/   ID, images [{bytes, path}, ...], Classification_Task, Generation_Task, Mask_Task: one row per
+              person with several new photos and its own questions; no training may use them
   forget_K/   the rows of the forget people (K = 5, 10, 15); retain_{100-K}/ the others
 """
 
@@ -22,6 +23,7 @@ from sua_demo.bench.records import Bench, Person
 from sua_demo.errors import SuaError
 
 RECORD_FIELDS = ("ID", "biography", "Classification_Task", "Generation_Task", "Mask_Task")
+TASK_FIELDS = ("Classification_Task", "Generation_Task", "Mask_Task")
 
 
 def _png(image: Image.Image, path: str) -> dict[str, Any]:
@@ -43,7 +45,8 @@ def write_mllmu(bench: Bench, out: str | Path) -> Path:
         record = {k: p.record[k] for k in RECORD_FIELDS}
         for i in p.photo_indices("train"):
             full.append({**record, "image": _png(p.photos[i], f"{p.id}/{i}.png")})
-        test.append({"ID": p.id, "images": [_png(p.photos[i], f"{p.id}/{i}.png") for i in p.photo_indices("heldout")]})
+        images = [_png(p.photos[i], f"{p.id}/{i}.png") for i in p.photo_indices("heldout")]
+        test.append({"ID": p.id, "images": images, **{k: p.record[k] for k in TASK_FIELDS}})
     _write(full, out / "Full_Set")
     _write(test, out / "Test_Set")
     k = round(100 * len(bench.forget_ids) / len(bench.people))
@@ -89,9 +92,39 @@ def load_mllmu(root: str | Path, forget_split: str = "forget_10") -> Bench:
     forget = sorted({int(r["ID"]) for r in _read(root / forget_split)})
     people = []
     for pid in sorted(records):
-        rec = records[pid]
-        name = next(
-            (q["Ground_Truth"] for q in rec.get("Generation_Task") or [] if q.get("Fact") == "name"), f"Person {pid}"
-        )
-        people.append(Person(pid, name, rec, train[pid] + heldout[pid], len(train[pid])))
+        people.append(Person(pid, _name(records[pid], pid), records[pid], train[pid] + heldout[pid], len(train[pid])))
     return Bench(people, forget, source=str(root))
+
+
+def _name(record: dict[str, Any], pid: int) -> str:
+    gen = record.get("Generation_Task") or []
+    return next((q["Ground_Truth"] for q in gen if q.get("Fact") == "name"), f"Person {pid}")
+
+
+def load_mllmu_test(root: str | Path, forget_split: str | None = None) -> Bench:
+    """Test_Set alone as a Bench: each person's new photos (all held out) with the Test_Set's own questions.
+
+    This is what the reference SUA protocol attacks and scores (`sua mllmu-protocol`); the biography and name
+    come from Full_Set where it is there. `forget_split` (e.g. "forget_10") marks those people as forget."""
+    root = Path(root)
+    if not (root / "Test_Set").is_dir():
+        raise SuaError(f"{root} has no Test_Set/ folder; point to the folder that holds MLLMU-Bench's configs")
+    full = {int(r["ID"]): r for r in _read(root / "Full_Set")} if (root / "Full_Set").is_dir() else {}
+    people = []
+    for row in _read(root / "Test_Set"):
+        pid = int(row["ID"])
+        cells = row.get("images") or ([row["image"]] if row.get("image") else [])
+        if not cells:
+            raise SuaError(f"Test_Set row {pid} holds no images; re-download the parquet files")
+        bio = full.get(pid, {}).get("biography", "")
+        record = {"ID": pid, "biography": bio, **{k: row.get(k) for k in TASK_FIELDS}}
+        name = _name(full[pid], pid) if pid in full else _name(record, pid)
+        people.append(Person(pid, name, record, [_image(c) for c in cells], n_train_photos=0))
+    people.sort(key=lambda p: p.id)
+    forget: list[int] = []
+    if forget_split:
+        if not (root / forget_split).is_dir():
+            raise SuaError(f"{root} has no {forget_split}/ folder")
+        ids = {p.id for p in people}
+        forget = sorted({int(r["ID"]) for r in _read(root / forget_split)} & ids)
+    return Bench(people, forget, source=f"{root} (Test_Set)")
