@@ -236,3 +236,28 @@ def test_dtype_choice():
     assert resolve_dtype("auto", "cpu") is torch.float32 and resolve_dtype(torch.float16) is torch.float16
     with pytest.raises(SuaError, match="auto"):
         resolve_dtype("int8")
+
+
+def test_qwen2_5_vl_uses_the_same_adapter(micro_bench):
+    """Qwen2.5-VL: same processor and token layout, a windowed vision tower; one-pass logits still match."""
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    bench, _ = micro_bench
+    qwen2 = _tiny_qwen(bench)
+    c = qwen2.model.config.to_dict()
+    vision = {"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "patch_size": 8}
+    vision |= {"out_hidden_size": 64, "window_size": 32, "fullatt_block_indexes": [1]}
+    ids = {k: c[k] for k in ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")}
+    torch.manual_seed(0)
+    config = Qwen2_5_VLConfig(vision_config=vision, text_config=c["text_config"], **ids)
+    model = Qwen2_5_VLForConditionalGeneration(config)
+    adapter = Qwen2VLAdapter(model.eval(), qwen2.processor)
+    x = adapter.prepare_images([p.photos[0] for p in bench.people[:2]])
+    batch = adapter.encode_batch(True, [QUESTION] * 2, ["Glenmere", "Aldmoor"])
+    with torch.no_grad():
+        ours = adapter.logits(batch, x)
+        ref = model(**batch, **adapter.image_inputs(batch["input_ids"], x)).logits  # labels only add a loss
+    torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-4)
+    delta = torch.zeros_like(x[0], requires_grad=True)
+    adapter.answer_nll((x + delta).clamp(0, 1), [QUESTION] * 2, ["Glenmere"] * 2).sum().backward()
+    assert delta.grad.abs().sum() > 0
