@@ -261,3 +261,12 @@ def test_qwen2_5_vl_uses_the_same_adapter(micro_bench):
     delta = torch.zeros_like(x[0], requires_grad=True)
     adapter.answer_nll((x + delta).clamp(0, 1), [QUESTION] * 2, ["Glenmere"] * 2).sum().backward()
     assert delta.grad.abs().sum() > 0
+
+
+def test_load_with_dtype_and_device_map(micro_adapter, tmp_path):
+    micro_adapter.model.save_pretrained(tmp_path)
+    micro_adapter.processor.save_pretrained(tmp_path)
+    adapter = load_adapter(tmp_path, dtype="bfloat16", device_map="auto")  # accelerate places it (CPU here)
+    assert adapter.model.dtype == torch.bfloat16 and adapter.device.type == "cpu"
+    x = adapter.prepare_images([Image.new("RGB", (80, 60), "gray")])
+    assert torch.isfinite(adapter.answer_nll(x, [QUESTION], ["Glenmere"])).all()

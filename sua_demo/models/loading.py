@@ -74,9 +74,12 @@ def _load_processor(base: str, config: Any, trust_remote_code: bool) -> Any:
     try:
         return AutoProcessor.from_pretrained(base, trust_remote_code=trust_remote_code)
     except (ImportError, AttributeError, TypeError) as err:
-        if "video" not in str(err).lower() and "torchvision" not in str(err).lower():
+        # ImportError: an optional package of the full processor is missing (torchvision for Qwen2-VL's and
+        # SmolVLM's video part, num2words for SmolVLM); the others: the same, seen through a dummy class.
+        if not isinstance(err, ImportError) and "video" not in str(err).lower():
             raise
-        log.warning("%s: its processor needs torchvision (video part); using its image processor and tokenizer", base)
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        log.warning("%s: full processor unavailable (%s); using its image processor and tokenizer", base, first)
         return ImageTextProcessor.from_pretrained(base, config.image_token_id, trust_remote_code=trust_remote_code)
 
 
