@@ -1,0 +1,108 @@
+"""Reading photos people upload: any common format in, one RGB picture out, or a one-line reason why not.
+
+The app and the CLI accept whatever a phone or a browser produces (JPEG with EXIF rotation, PNG with
+alpha, 16-bit PNG, palette GIF, WebP, CMYK JPEG...). Everything odd is normalised here, so the models
+only ever see 8-bit RGB; everything hostile (not an image, truncated, a decompression bomb, 1x1) is
+refused here with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from sua_demo.errors import SuaError
+
+MAX_PIXELS = 50_000_000  # ~7000 x 7000: far beyond any photo the models need, far below a bomb
+MIN_SIDE = 8
+MAX_BYTES = 50 * 2**20
+
+
+def read_image(source: str | Path | bytes) -> tuple[Image.Image, list[str]]:
+    """An 8-bit RGB picture, upright, plus notes on what was changed (e.g. "first frame of 12")."""
+    if isinstance(source, bytes):
+        data = source
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise SuaError(f"no file at {path}")
+        if path.stat().st_size > MAX_BYTES:
+            raise SuaError(f"{path.name} is larger than {MAX_BYTES // 2**20} MB; upload a smaller photo")
+        data = path.read_bytes()
+    if not data:
+        raise SuaError("the file is empty")
+    notes: list[str] = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            im = Image.open(io.BytesIO(data))
+            _check_size(im.size)  # from the header, before decoding a single pixel
+            frames = getattr(im, "n_frames", 1)
+            if frames > 1:
+                im.seek(0)
+                notes.append(f"animated image: using its first frame of {frames}")
+            im.load()
+            im = ImageOps.exif_transpose(im) or im
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
+        raise SuaError(f"image is too large to decode safely ({err}); upload a photo under 50 megapixels") from err
+    except UnidentifiedImageError as err:
+        raise SuaError("not an image (or a format Pillow cannot read); upload a JPEG, PNG, WebP or GIF") from err
+    except (OSError, SyntaxError, ValueError) as err:
+        raise SuaError(f"the image could not be decoded ({err}); the file may be truncated or corrupt") from err
+    rgb, note = to_rgb(im)
+    if note:
+        notes.append(note)
+    return rgb, notes
+
+
+def _check_size(size: tuple[int, int]) -> None:
+    w, h = size
+    if w < MIN_SIDE or h < MIN_SIDE:
+        raise SuaError(f"image is {w}x{h} pixels; it needs at least {MIN_SIDE}x{MIN_SIDE} to show a face")
+    if w * h > MAX_PIXELS:
+        raise SuaError(f"image is {w}x{h} = {w * h / 1e6:.0f} megapixels; upload a photo under 50 megapixels")
+
+
+def to_rgb(im: Image.Image) -> tuple[Image.Image, str]:
+    """8-bit RGB. Transparency is flattened onto white; 16-bit and float images are rescaled, not clipped."""
+    mode = im.mode
+    if mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        arr = np.asarray(im, dtype=np.float64)
+        top = 65535.0 if mode.startswith("I;16") or arr.max() > 255 else 255.0
+        if mode == "F":
+            top = max(float(arr.max()), 1e-12) if arr.max() > 1 else 1.0
+        grey = np.clip(arr / top * 255 + 0.5, 0, 255).astype(np.uint8)
+        return Image.fromarray(grey).convert("RGB"), f"{mode} image rescaled to 8 bits"
+    if (mode == "P" and "transparency" in im.info) or mode in ("RGBA", "LA", "PA", "La", "RGBa"):
+        rgba = im.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB"), "transparency flattened onto white"
+    if mode == "RGB":
+        return im, ""
+    return im.convert("RGB"), f"{mode} image converted to RGB"
+
+
+def to_pil(x: torch.Tensor, scale: int = 1) -> Image.Image:
+    """(3, H, W) in [0, 1] -> PIL, optionally upscaled with hard pixel edges (what the model sees, bigger)."""
+    arr = (x.detach().float().clamp(0, 1).permute(1, 2, 0).cpu().numpy() * 255 + 0.5).astype(np.uint8)
+    im = Image.fromarray(arr)
+    return im.resize((im.width * scale, im.height * scale), Image.NEAREST) if scale > 1 else im
+
+
+def amplified(delta: torch.Tensor, eps: float) -> torch.Tensor:
+    """delta mapped from [-eps, eps] onto [0, 1], so an invisible pattern becomes visible."""
+    return (delta / (2 * max(eps, 1e-12)) + 0.5).clamp(0, 1)
+
+
+def heatmap(diff: torch.Tensor, top: float) -> torch.Tensor:
+    """(H, W) magnitudes -> (3, H, W) black-red-yellow-white colours, `top` mapping to white."""
+    t = (diff / max(top, 1e-12)).clamp(0, 1)
+    r = (3 * t).clamp(0, 1)
+    g = (3 * t - 1).clamp(0, 1)
+    b = (3 * t - 2).clamp(0, 1)
+    return torch.stack([r, g, b])
