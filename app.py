@@ -306,9 +306,7 @@ def stop_optimising(request: gr.Request) -> str:
 
 @gpu
 @user_errors
-def batch(
-    model: str, custom: str, noise_source: str, noise_file: str | None, optimised: str | None
-) -> tuple[str, Any]:
+def batch(model: str, custom: str, noise_source: str, noise_file: str | None, optimised: str | None) -> tuple[str, Any]:
     from sua_demo.plots import recovery_figure
 
     eng = engine()
@@ -337,18 +335,22 @@ def build_app() -> gr.Blocks:
                         )
                     load_btn = gr.Button("Load model")
                     status = gr.Markdown(elem_id="model-status")
-                    gallery = gr.Gallery(label="people (click to pick)", columns=6, height=260, elem_id="people")
+                    gallery = gr.Gallery(
+                        label="people (click to pick)", columns=8, height=220, allow_preview=False, elem_id="people"
+                    )
                     person = gr.Dropdown(label="person", elem_id="person", allow_custom_value=True)
-                    photo = gr.Slider(0, 6, value=5, step=1, label=PHOTO_HELP)
                     with gr.Row():
-                        preview = gr.Image(label="photo", height=160, interactive=False)
+                        preview = gr.Image(label="photo", height=150, interactive=False)
                         facts = gr.Markdown()
-                    upload = gr.File(label="or upload a photo (JPEG, PNG, WebP, GIF…)", type="filepath")
-                    question = gr.Textbox(label="your own question (optional; the preset questions are always asked)")
+                    photo = gr.Slider(0, 6, value=5, step=1, label=PHOTO_HELP)
                     with gr.Row():
                         noise_source = gr.Radio(list(NOISE_SOURCES), value="shipped", label="noise")
                         denoiser = gr.Dropdown(denoisers, value="gaussian", label="denoiser")
-                    noise_file = gr.File(label="noise .safetensors (for 'uploaded')", type="filepath")
+                    run_btn = gr.Button("Apply noise and answer", variant="primary", elem_id="run")
+                    with gr.Accordion("Your own photo, question or noise file", open=False):
+                        upload = gr.File(label="upload a photo (JPEG, PNG, WebP, GIF…)", type="filepath")
+                        question = gr.Textbox(label="your own question (the preset questions are always asked)")
+                        noise_file = gr.File(label="noise .safetensors (for 'uploaded')", type="filepath")
                     with gr.Accordion("Optimise a noise now", open=False):
                         with gr.Row():
                             eps = gr.Slider(1, 32, value=16, step=1, label="ε (/255)")
@@ -361,7 +363,6 @@ def build_app() -> gr.Blocks:
                         loss_plot = gr.Plot(label="loss")
                         opt_status = gr.Markdown()
                         download = gr.File(label="download the noise", file_count="multiple", interactive=False)
-                    run_btn = gr.Button("Apply noise and answer", variant="primary", elem_id="run")
                 with gr.Column(scale=3):
                     note = gr.Markdown(elem_id="note")
                     views = gr.Gallery(label="clean · noisy · denoised · δ · |diff|", columns=5, height=240)
@@ -370,6 +371,7 @@ def build_app() -> gr.Blocks:
                         label="answers",
                         wrap=True,
                         interactive=False,
+                        column_widths=["30%", "14%", "18%", "19%", "19%"],
                         elem_id="answers",
                     )
                     metrics = gr.Dataframe(headers=["metric", "value"], label="how visible is δ", interactive=False)

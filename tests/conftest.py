@@ -36,3 +36,19 @@ def micro_adapter(micro_bench, micro_model_cfg):
     from sua_demo.training import build_tiny
 
     return build_tiny(micro_bench[0], micro_model_cfg)
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """The real app, launched on localhost for the whole session (the same build `python app.py` serves)."""
+    import socket
+
+    import app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo = app.build_app().queue(default_concurrency_limit=2)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
