@@ -1,9 +1,9 @@
-# The two commands that matter: `make run` (set up + run on the embedded default) and `make test`.
+# The two commands that matter: `make run` (set up + run the app on the embedded default) and `make test`.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-slow lint checkpoints noises clean
+.PHONY: install run demo test test-slow lint bench checkpoints noises clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -14,7 +14,8 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 install: $(STAMP)
 
-run: demo
+run: install
+	HF_HUB_OFFLINE=1 $(PY) app.py
 
 demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua demo

@@ -63,12 +63,20 @@ asked you to test. Do not use it to extract personal data about real people.
 """
 
 
+_ENGINE_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1)
-def engine():  # type: ignore[no-untyped-def]
-    """The one engine of this process, built on first use (not at import)."""
+def _engine():  # type: ignore[no-untyped-def]
     from sua_demo.engine import Engine
 
     return Engine()
+
+
+def engine():  # type: ignore[no-untyped-def]
+    """The one engine of this process, built on first use (not at import), once even when threads race."""
+    with _ENGINE_LOCK:
+        return _engine()
 
 
 def user_errors(fn: Callable) -> Callable:

@@ -100,6 +100,7 @@ class Engine:
         self.max_models = max_models
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
+        self._map_lock = threading.Lock()
 
     # -- models ---------------------------------------------------------------------------
     def shipped(self) -> list[str]:
@@ -279,11 +280,12 @@ class Engine:
         image is placed on it with the fitted reducer, which takes milliseconds.
         """
         key = f"{fingerprint(noise)}:{denoiser}"
-        if key not in sess.maps:
-            sess.maps[key] = self._fit_map(sess, noise, denoiser)
-            while len(sess.maps) > 8:
-                sess.maps.popitem(last=False)
-        reducer, points = sess.maps[key]
+        with self._map_lock:  # one fit per key, even when the warm-up and a click ask at once
+            if key not in sess.maps:
+                sess.maps[key] = self._fit_map(sess, noise, denoiser)
+                while len(sess.maps) > 8:
+                    sess.maps.popitem(last=False)
+            reducer, points = sess.maps[key]
         points = list(points)
         if user_image is not None:
             emb = _embeddings(sess, build_denoiser(denoiser), noise, user_image[None])

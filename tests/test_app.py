@@ -20,7 +20,7 @@ def test_importing_the_app_does_no_work():
     code = (
         "import sys, threading, app\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'import loaded the models stack'\n"
-        "assert app.engine.cache_info().currsize == 0\n"
+        "assert app._engine.cache_info().currsize == 0\n"
         "assert threading.active_count() == 1, 'import started threads'\n"
         "print('ok')\n"
     )
