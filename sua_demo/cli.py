@@ -123,15 +123,21 @@ def _attack_config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         retain_kl_weight=args.retain_kl,
         eot=not args.no_eot,
         seed=args.seed,
+        precision=args.precision,
+        compile=args.compile,
     )
 
 
 def cmd_attack(args: argparse.Namespace) -> None:
     """Optimise one universal noise on the attacker's split and save it (resumes from --out if present)."""
     from sua_demo.attacks import ATTACKS
+    from sua_demo.attacks.parallel import init_from_env
     from sua_demo.data import ImageBank, image_examples
     from sua_demo.eval.recovery import attack_split, attacker_examples
 
+    device = init_from_env()  # under `accelerate launch`: one process per GPU, each a shard of every batch
+    if device is not None:
+        args.device = str(device)
     bench, _ = _bench(args)
     split = attack_split(bench, args.attacker_fraction, args.split_seed)
     adapter = _load_model(args, args.model)
@@ -320,6 +326,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--beta", type=float, default=0.0, help="weight of the NLL on the denoised image")
         p.add_argument("--retain-kl", type=float, default=0.0, help="weight of the retain-preservation KL")
         p.add_argument("--no-eot", action="store_true", help="switch off photo jitter during optimisation")
+        p.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto", help="auto: bf16 autocast")
+        p.add_argument("--compile", action="store_true", help="torch.compile the model (opt-in; slow to start)")
         p.add_argument("--attacker-fraction", type=float, default=0.5, help="share of forget people the attacker uses")
         p.add_argument("--seed", type=int, default=0)
 

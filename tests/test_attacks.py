@@ -189,3 +189,73 @@ def test_attack_after_evaluation_in_the_same_process(micro_bench, micro_model_cf
     answer(adapter, bank, examples)
     adv = per_image_pgd(adapter, bank, examples, AttackConfig(steps=1), progress=False)
     assert adv.shape == bank.get(examples).shape
+
+
+def test_gaussian_blur_equals_reflect_padded_convolution():
+    """The matmul blur is the separable depthwise convolution it replaced, to float rounding."""
+    import torch.nn.functional as F
+
+    r = torch.arange(5, dtype=torch.float32) - 2
+    k = torch.exp(-(r**2) / 2)
+    k = (k / k.sum()).view(1, 1, 1, -1).expand(3, 1, 1, -1)
+    for shape in [(2, 3, 64, 64), (1, 3, 17, 40)]:
+        x = torch.rand(shape)
+        ref = F.conv2d(F.pad(x, (2, 2, 0, 0), mode="reflect"), k, groups=3)
+        ref = F.conv2d(F.pad(ref, (0, 0, 2, 2), mode="reflect"), k.transpose(2, 3), groups=3).clamp(0, 1)
+        torch.testing.assert_close(build_denoiser("gaussian")(x), ref, atol=1e-6, rtol=0)
+
+
+def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
+    """Patch convolutions as matmuls give the same output; eager attention, threads and patches are undone."""
+    from sua_demo.attacks.speed import attack_mode
+
+    model = micro_adapter.model
+    conv = next(m for m in model.modules() if isinstance(m, torch.nn.Conv2d))
+    x = torch.rand(2, 3, 64, 64)
+    with torch.no_grad():
+        before = conv(x)
+    attn, threads = model.config._attn_implementation, torch.get_num_threads()
+    with attack_mode(model, torch.device("cpu"), torch.bfloat16, threads=1):
+        assert "forward" in vars(conv) and torch.get_num_threads() == 1
+        assert model.config._attn_implementation == ("eager" if attn == "sdpa" else attn)
+        with torch.no_grad():
+            torch.testing.assert_close(conv(x), before, atol=1e-5, rtol=1e-5)
+    assert "forward" not in vars(conv) and torch.get_num_threads() == threads
+    assert model.config._attn_implementation == attn
+
+
+def test_bf16_autocast_step_follows_the_fp32_gradient(micro_adapter, micro_bench):
+    """bf16 autocast changes rounding, not the direction: the sign steps mostly agree with fp32's."""
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:8]
+    x = bank.get(examples)
+    delta = (torch.rand(3, x.shape[-1], x.shape[-1], generator=torch.Generator().manual_seed(0)) - 0.5) * 0.1
+    delta.requires_grad_(True)
+    attack = ATTACKS.get("sua")(micro_adapter, AttackConfig(beta=0.5))
+    g32, _ = attack._grad((x, delta, examples, None, bank), None)
+    g16, _ = attack._grad((x, delta, examples, None, bank), torch.bfloat16)
+    assert (g32.sign() == g16.sign()).float().mean() > 0.8
+    assert torch.nn.functional.cosine_similarity(g32.flatten(), g16.flatten(), dim=0) > 0.9
+
+
+def test_a_failing_compile_falls_back_to_eager(micro_adapter, micro_bench, monkeypatch, caplog):
+    from sua_demo.attacks import speed
+
+    def broken(model):
+        towers = [model.model.language_model]
+
+        def fail(*args, **kwargs):
+            raise RuntimeError("no C++ compiler")
+
+        for t in towers:
+            t._compiled_call_impl = fail
+        return towers
+
+    monkeypatch.setattr(speed, "compile_towers", broken)
+    bench, _ = micro_bench
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:4]
+    cfg = AttackConfig(steps=2, batch_size=4, compile=True)
+    noise = ATTACKS.get("sua")(micro_adapter, cfg).run(ImageBank(bench, micro_adapter), examples, progress=False)
+    assert noise.delta.abs().max() > 0 and "torch.compile failed" in caplog.text
+    assert micro_adapter.model.model.language_model._compiled_call_impl is None

@@ -1,7 +1,8 @@
 """Attacks, torchattacks-style: the base class owns the chores, a subclass writes only its objective.
 
 Chores: eval mode and frozen weights, seeding, the L-inf projection, clamping x + delta to [0, 1],
-batch sampling, EOT, periodic checkpoints of delta (an interrupted run resumes) and progress.
+batch sampling, EOT, periodic checkpoints of delta (an interrupted run resumes) and progress; and the
+speed settings (attacks/speed.py) and data parallelism over processes (attacks/parallel.py).
 """
 
 from __future__ import annotations
@@ -10,15 +11,17 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 from tqdm.auto import tqdm
 
+from sua_demo.attacks import parallel
 from sua_demo.attacks.eot import photo_jitter
 from sua_demo.attacks.noise import Noise, load_noise, save_noise
+from sua_demo.attacks.speed import attack_mode, autocast_dtype, uncompile
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
 from sua_demo.models.base import VisionLanguageAdapter
@@ -44,6 +47,9 @@ class AttackConfig:
     eot: bool = True  # random photo jitter before delta at every step
     checkpoint_every: int = 25
     seed: int = 0
+    precision: str = "auto"  # "auto" (bf16 autocast where bf16 is native), "bf16" or "fp32"
+    threads: int = 0  # torch intra-op threads; 0: one per core, shared among processes of one machine
+    compile: bool = False  # torch.compile the towers: opt-in, it did not pay off on CPU (bench/README.md)
 
 
 class UniversalAttack(ABC):
@@ -74,21 +80,40 @@ class UniversalAttack(ABC):
         progress: bool = True,
         meta: dict[str, Any] | None = None,
     ) -> Noise:
+        """Optimise delta; under a launcher with N processes each takes 1/N of every batch (same result)."""
         cfg = self.cfg
-        model = self.adapter.model
-        model.eval()
-        model.requires_grad_(False)
-        size = self.adapter.image_size
+        device = self.adapter.device
+        dtype = autocast_dtype(cfg.precision, device)
+        with attack_mode(self.adapter.model, device, dtype, cfg.threads, cfg.compile):
+            return self._loop(bank, examples, retain, checkpoint, callback, progress, meta, dtype)
+
+    def _loop(
+        self,
+        bank: ImageBank,
+        examples: list[Example],
+        retain: list[Example] | None,
+        checkpoint: str | Path | None,
+        callback: StepCallback | None,
+        progress: bool,
+        meta: dict[str, Any] | None,
+        dtype: torch.dtype | None,
+    ) -> Noise:
+        cfg, device = self.cfg, self.adapter.device
+        rank, size = parallel.world()
+        main = rank == 0
+        self.denoiser.to(device)
+        size_px = self.adapter.image_size
         gen = torch.Generator().manual_seed(cfg.seed)
-        delta = torch.zeros(3, size, size)
+        delta = torch.zeros(3, size_px, size_px)
         if cfg.random_start:
-            delta = (torch.rand(3, size, size, generator=gen) * 2 - 1) * cfg.eps
+            delta = (torch.rand(3, size_px, size_px, generator=gen) * 2 - 1) * cfg.eps
         start = 0
         if checkpoint is not None and Path(checkpoint).exists():
-            saved = load_noise(checkpoint, size)
+            saved = load_noise(checkpoint, size_px)
             delta, start = saved.delta.clone(), int(saved.meta.get("step", 0))
             log.info("resuming from %s at step %d", checkpoint, start)
-        delta.requires_grad_(True)
+        delta = delta.to(device).requires_grad_(True)
+        parallel.broadcast_(delta)
         opt = torch.optim.Adam([delta], lr=cfg.adam_lr) if cfg.optimizer == "adam" else None
         sampler = ExampleSampler(examples, cfg.batch_size, cfg.seed + start)
         retain_sampler = ExampleSampler(retain, cfg.batch_size, cfg.seed + 1 + start) if retain else None
@@ -96,37 +121,59 @@ class UniversalAttack(ABC):
         stats: dict[str, float] = {}
         t0 = time.time()
         bar = tqdm(
-            range(start, cfg.steps), desc=type(self).__name__, disable=not progress, initial=start, total=cfg.steps
+            range(start, cfg.steps),
+            desc=type(self).__name__,
+            disable=not (progress and main),
+            initial=start,
+            total=cfg.steps,
         )
         for step in bar:
-            chunk = sampler()
+            chunk = sampler()  # the same batch on every rank (same seed); each rank takes its shard
             x = bank.get(chunk)
             if x is None:
                 continue  # text-only questions carry no image to perturb
+            x = x.to(device)
             if cfg.eot:
-                x = photo_jitter(x, gen)
-            loss, stats = self.objective(x, delta, chunk, retain_sampler() if retain_sampler else None, bank)
+                x = photo_jitter(x, gen)  # drawn for the whole batch, so the draws do not depend on world size
+            part = parallel.shard(len(chunk), rank, size)
+            ret = retain_sampler() if retain_sampler else None
+            ret = ret[parallel.shard(len(ret), rank, size)] if ret else None
+            grad, stats = self._grad((x[part], delta, chunk[part], ret, bank), dtype)
+            grad, stats = parallel.average(grad, stats, len(chunk[part]))
             if opt is not None:
-                opt.zero_grad()
-                loss.backward()
+                delta.grad = grad
                 opt.step()
             else:
-                (grad,) = torch.autograd.grad(loss, delta)
                 with torch.no_grad():
                     delta -= cfg.alpha * grad.sign()
             with torch.no_grad():
                 delta.clamp_(-cfg.eps, cfg.eps)
-            stats = {"loss": float(loss.detach()), **stats}
             bar.set_postfix(loss=f"{stats['loss']:.3f}")
             if callback is not None:
                 callback(step + 1, stats)
-            if checkpoint is not None and (step + 1) % cfg.checkpoint_every == 0:
-                save_noise(Noise(delta.detach().clone(), cfg.eps, {**info, "step": step + 1, **stats}), checkpoint)
+            if main and checkpoint is not None and (step + 1) % cfg.checkpoint_every == 0:
+                save_noise(Noise(delta.detach().cpu(), cfg.eps, {**info, "step": step + 1, **stats}), checkpoint)
         meta_out = {**info, "step": cfg.steps, "seconds": round(time.time() - t0, 1), **stats}
-        noise = Noise(delta.detach().clone(), cfg.eps, meta_out)
-        if checkpoint is not None:
+        noise = Noise(delta.detach().cpu().clone(), cfg.eps, meta_out)
+        if main and checkpoint is not None:
             save_noise(noise, checkpoint)
         return noise
+
+    def _grad(self, args: tuple, dtype: torch.dtype | None) -> tuple[torch.Tensor, dict[str, float]]:
+        """d loss / d delta and the step's figures, the forward under autocast when dtype is set."""
+        delta = args[1]
+        try:
+            with torch.autocast(delta.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None):
+                loss, stats = self.objective(*args)
+            (grad,) = torch.autograd.grad(loss, delta)
+        except Exception as err:  # torch.compile fails at its first call where it cannot work: go eager
+            if not self.cfg.compile:
+                raise
+            log.warning("torch.compile failed (%s: %s); running without it", type(err).__name__, err)
+            uncompile([m for m in self.adapter.model.modules() if getattr(m, "_compiled_call_impl", None)])
+            self.cfg = replace(self.cfg, compile=False)
+            return self._grad(args, dtype)  # a real error in the objective raises again, uncompiled
+        return grad, {"loss": float(loss.detach()), **stats}
 
 
 ATTACKS: Registry[UniversalAttack] = Registry("attack")

@@ -31,7 +31,8 @@ class SUA(UniversalAttack):
         n = len(chunk)
         questions, answers = _qa(chunk)
         stealth = cfg.stealth_weight > 0 or cfg.beta > 0
-        views = torch.cat([adv, self.denoiser(adv)]) if stealth else adv
+        with torch.autocast(adv.device.type, enabled=False):  # the purifier at full precision, as deployed
+            views = torch.cat([adv, self.denoiser(adv)]) if stealth else adv
         feats = adapter.image_features(adapter.pixel_values(views))  # one vision pass for every view
         lm_rows = 2 * n if cfg.beta > 0 else n
         nll = adapter.nll_from_features(feats[:lm_rows], (questions * 2)[:lm_rows], (answers * 2)[:lm_rows])
@@ -58,6 +59,7 @@ class SUA(UniversalAttack):
         x = bank.get(retain)
         if x is None:
             return delta.sum() * 0
+        x = x.to(delta.device)
         batch = adapter.encode_batch(True, *_qa(retain))
         mask = (batch["labels"][:, 1:] != -100).unsqueeze(-1)
         with torch.no_grad():

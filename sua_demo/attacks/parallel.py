@@ -1,0 +1,73 @@
+"""Data parallel attack: every rank holds the same delta, takes a shard of each batch, and the gradients
+are averaged, so N processes take exactly the step one process would take on the whole batch.
+
+Started with `accelerate launch` (or torchrun), which sets RANK / WORLD_SIZE / LOCAL_RANK; one process
+without those variables is world size 1 and everything here is a no-op.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def world() -> tuple[int, int]:
+    """(rank, world size) of the initialised process group, (0, 1) without one."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def init_from_env() -> torch.device | None:
+    """Join the process group a launcher described in the environment; this rank's device, None when alone."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    use_cuda = torch.cuda.is_available() and os.environ.get("ACCELERATE_USE_CPU", "").lower() not in ("1", "true")
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if use_cuda else "gloo")
+    if use_cuda:
+        torch.cuda.set_device(local)
+        return torch.device("cuda", local)
+    return torch.device("cpu")
+
+
+def shard(n: int, rank: int, size: int) -> slice:
+    """Contiguous, near-equal shard of n rows; every rank gets at least one row when n >= size."""
+    if n < size:
+        raise ValueError(f"a batch of {n} cannot be shared among {size} processes; raise batch_size")
+    base, extra = divmod(n, size)
+    start = rank * base + min(rank, extra)
+    return slice(start, start + base + (rank < extra))
+
+
+def average(grad: torch.Tensor, stats: dict[str, float], n_local: int) -> tuple[torch.Tensor, dict[str, float]]:
+    """Row-weighted mean over ranks of a shard-mean gradient and its logged figures.
+
+    Each rank's loss is a mean over its own rows, so sum_r n_r * g_r / sum_r n_r is the gradient of the
+    mean over the whole batch, also when shards differ in size by one.
+    """
+    _, size = world()
+    if size == 1:
+        return grad, stats
+    keys = sorted(stats)
+    packed = torch.cat(
+        [
+            grad.detach().flatten().double(),
+            torch.tensor([1.0, *(stats[k] for k in keys)], dtype=torch.float64, device=grad.device),
+        ]
+    )
+    packed *= n_local
+    dist.all_reduce(packed)
+    total = packed[grad.numel()]
+    mean = packed / total
+    figures = mean[grad.numel() + 1 :].tolist()
+    return mean[: grad.numel()].view_as(grad).to(grad.dtype), dict(zip(keys, figures, strict=True))
+
+
+def broadcast_(delta: torch.Tensor) -> None:
+    """Rank 0's delta on every rank (a resumed checkpoint or a random start then agree bit for bit)."""
+    if world()[1] > 1:
+        dist.broadcast(delta.data, src=0)

@@ -1,0 +1,122 @@
+"""How the attack loop runs fast, kept apart from what it computes: precision, kernels, threads, compile.
+
+Every setting here changes speed, never the objective; `attack_mode` undoes them all on exit, because the
+same adapter goes on to evaluation. Figures behind the defaults: bench/attack_speed.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+log = logging.getLogger(__name__)
+
+
+def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype of an AttackConfig.precision ("auto", "bf16" or "fp32"); None means fp32.
+
+    "auto" is bf16 everywhere bf16 matmuls are native: these CPUs multiply bf16 about twice as fast as
+    fp32, and the attack takes only the sign of the gradient, which bf16 keeps (recovery: bench/README.md).
+    """
+    if precision not in ("auto", "bf16", "fp32"):
+        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}")
+    if precision == "fp32":
+        return None
+    if device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        if precision == "bf16":
+            raise ValueError("this GPU has no bf16; use precision='fp32'")
+        return None
+    return torch.bfloat16
+
+
+def _patch_linear(self: torch.nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
+    """A patchify convolution (kernel == stride, no padding) as one matrix product over unfolded patches."""
+    p, q = self.kernel_size
+    n, c, h, w = x.shape
+    x = x[..., : h - h % p, : w - w % q]  # what the strided convolution would drop
+    gh, gw = h // p, w // q
+    patches = x.reshape(n, c, gh, p, gw, q).permute(0, 2, 4, 1, 3, 5).reshape(n, gh * gw, c * p * q)
+    out = F.linear(patches, self.weight.reshape(self.out_channels, -1), self.bias)
+    return out.transpose(1, 2).reshape(n, self.out_channels, gh, gw)
+
+
+def _patchify_convs(model: torch.nn.Module) -> list[torch.nn.Conv2d]:
+    """Vision towers embed patches with a Conv2d whose input-gradient kernel is slow on CPU (as slow as the
+    tower's matmuls); the same weights as a matmul give the same numbers at a fraction of the time."""
+    found = []
+    for m in model.modules():
+        if (
+            type(m) is torch.nn.Conv2d
+            and m.kernel_size == m.stride
+            and m.padding == (0, 0)
+            and m.dilation == (1, 1)
+            and m.groups == 1
+        ):
+            m.forward = types.MethodType(_patch_linear, m)  # type: ignore[method-assign]
+            found.append(m)
+    return found
+
+
+def _set_attention(model: Any, impl: str) -> None:
+    setter = getattr(model, "set_attn_implementation", None)
+    if setter is not None:
+        setter(impl)
+
+
+def default_threads() -> int:
+    """Torch's own choice (one thread per core) for one process; the cores shared out among the processes
+    a launcher started on this machine, or they would oversubscribe the cores and each run slower."""
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    return max(1, (os.cpu_count() or 1) // local) if local > 1 else torch.get_num_threads()
+
+
+@contextmanager
+def attack_mode(
+    model: Any, device: torch.device, dtype: torch.dtype | None, threads: int = 0, compile: bool = False
+) -> Iterator[None]:
+    """Frozen eval-mode model with the fast kernels for this device and dtype, restored on exit.
+
+    On CPU under bf16, eager attention: the fused SDPA kernel's bf16 backward was slower than the whole
+    rest of the step at these sequence lengths (bench/attack_speed.py). `compile` (opt-in) wraps the
+    language and vision towers in torch.compile; a platform without a working compiler falls back to
+    eager at its first call (`UniversalAttack._grad`).
+    """
+    old_threads = torch.get_num_threads()
+    old_attn = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    torch.set_num_threads(threads or default_threads())
+    model.eval()
+    model.requires_grad_(False)
+    patched = _patchify_convs(model) if device.type == "cpu" else []
+    if device.type == "cpu" and dtype is not None and old_attn == "sdpa":
+        _set_attention(model, "eager")
+    compiled = compile_towers(model) if compile else []
+    try:
+        yield
+    finally:
+        for m in patched:
+            del m.forward
+        uncompile(compiled)
+        if old_attn is not None and model.config._attn_implementation != old_attn:
+            _set_attention(model, old_attn)
+        torch.set_num_threads(old_threads)
+
+
+def compile_towers(model: Any) -> list[torch.nn.Module]:
+    """torch.compile the language model and vision tower in place (dynamic shapes: batches vary in length)."""
+    inner = getattr(model, "model", model)
+    towers = [getattr(inner, n) for n in ("language_model", "vision_tower") if hasattr(inner, n)]
+    for t in towers:
+        t.compile(dynamic=True)
+    return towers
+
+
+def uncompile(modules: list[torch.nn.Module]) -> None:
+    for m in modules:
+        m._compiled_call_impl = None
