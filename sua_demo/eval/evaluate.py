@@ -9,10 +9,8 @@ from tqdm.auto import tqdm
 
 from sua_demo.bench.records import Bench, Task
 from sua_demo.data import Example, ImageBank, batches, image_examples, text_examples
-from sua_demo.eval.forced import forced_greedy
 from sua_demo.eval.metrics import choice_match, exact_match, first_token_refusal, is_refusal, rouge_l
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.models.tiny_llava import REFUSAL
 
 TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
 Scores = dict[str, float]
@@ -54,29 +52,15 @@ def answer(
     batch_size: int = 128,
     images: torch.Tensor | None = None,
     progress: bool = False,
-    max_new_tokens: int = 8,
 ) -> list[str]:
-    """Greedy answers in input order. `images` replaces the bank's photos (e.g. x + delta), row per example.
-
-    The same text as `generate` for every row: rows whose greedy answer is the true answer or the refusal
-    are read off one teacher-forced forward (eval/forced.py), and only the others are decoded.
-    """
+    """Greedy answers in input order. `images` replaces the bank's photos (e.g. x + delta), row per example."""
     out: dict[int, str] = {}
     order = {id(e): i for i, e in enumerate(examples)}
     for chunk in tqdm(batches(examples, batch_size), desc="answering", disable=not progress, leave=False):
         idx = [order[id(e)] for e in chunk]
         x = images[idx] if images is not None and chunk[0].photo is not None else bank.get(chunk)
-        questions = [e.item.question for e in chunk]
-        known = forced_greedy(
-            adapter, x, questions, [[e.item.answer for e in chunk], [REFUSAL] * len(chunk)], max_new_tokens
-        )
-        rest = [j for j, text in enumerate(known) if text is None]
-        if rest:
-            sub = x[rest] if x is not None else None
-            for j, text in zip(rest, adapter.generate(sub, [questions[j] for j in rest], max_new_tokens), strict=True):
-                known[j] = text
-        for i, text in zip(idx, known, strict=True):
-            out[i] = text
+        for i, a in zip(idx, adapter.generate(x, [e.item.question for e in chunk]), strict=True):
+            out[i] = a
     return [out[i] for i in range(len(examples))]
 
 
