@@ -259,3 +259,17 @@ def test_a_failing_compile_falls_back_to_eager(micro_adapter, micro_bench, monke
     noise = ATTACKS.get("sua")(micro_adapter, cfg).run(ImageBank(bench, micro_adapter), examples, progress=False)
     assert noise.delta.abs().max() > 0 and "torch.compile failed" in caplog.text
     assert micro_adapter.model.model.language_model._compiled_call_impl is None
+
+
+def test_length_buckets_give_the_single_pass_nll(micro_adapter, micro_bench):
+    from sua_demo.attacks.sua import bucketed_nll
+
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    examples = image_examples(bench, bench.ids("all"), "train", ("gen", "mc", "cloze"))[:40]
+    q, a = [e.item.question for e in examples], [e.item.answer for e in examples]
+    with torch.no_grad():
+        feats = micro_adapter.image_features(micro_adapter.pixel_values(bank.get(examples)))
+        torch.testing.assert_close(
+            bucketed_nll(micro_adapter, feats, q, a), micro_adapter.nll_from_features(feats, q, a), atol=1e-5, rtol=1e-5
+        )

@@ -15,10 +15,35 @@ import torch.nn.functional as F
 
 from sua_demo.attacks.base import ATTACKS, UniversalAttack
 from sua_demo.data import Example, ImageBank
+from sua_demo.models.base import VisionLanguageAdapter
 
 
 def _qa(chunk: list[Example]) -> tuple[list[str], list[str]]:
     return [e.item.question for e in chunk], [e.item.answer for e in chunk]
+
+
+def bucketed_nll(
+    adapter: VisionLanguageAdapter, feats: torch.Tensor, questions: list[str], answers: list[str]
+) -> torch.Tensor:
+    """(N,) answer NLL with rows sorted by length into up to 3 language-model passes of >= 16 rows.
+
+    One pass pads every row to the longest (multiple-choice prompts are half again as long as the
+    others): a quarter of its tokens were padding. Buckets made the tiny model's step 20% faster at 144
+    rows and 10% at 32; more or smaller buckets make the matrix products too small to run at full speed.
+    """
+    buckets = min(3, max(1, len(questions) // 16))
+    lengths = [
+        len(adapter.prompt_ids(q, True)) + len(adapter.answer_ids(a)) for q, a in zip(questions, answers, strict=True)
+    ]
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    cuts = [len(order) * b // buckets for b in range(buckets + 1)]
+    parts = [order[lo:hi] for lo, hi in zip(cuts, cuts[1:], strict=False) if hi > lo]
+    nll = torch.cat(
+        [adapter.nll_from_features(feats[p], [questions[i] for i in p], [answers[i] for i in p]) for p in parts]
+    )
+    inverse = torch.empty(len(order), dtype=torch.long)
+    inverse[torch.tensor(order)] = torch.arange(len(order))  # the parts are consecutive slices of `order`
+    return nll[inverse.to(nll.device)]
 
 
 @ATTACKS.register("sua")
@@ -35,7 +60,7 @@ class SUA(UniversalAttack):
             views = torch.cat([adv, self.denoiser(adv)]) if stealth else adv
         feats = adapter.image_features(adapter.pixel_values(views))  # one vision pass for every view
         lm_rows = 2 * n if cfg.beta > 0 else n
-        nll = adapter.nll_from_features(feats[:lm_rows], (questions * 2)[:lm_rows], (answers * 2)[:lm_rows])
+        nll = bucketed_nll(adapter, feats[:lm_rows], (questions * 2)[:lm_rows], (answers * 2)[:lm_rows])
         loss = nll[:n].mean()
         stats = {"nll": float(nll[:n].mean().detach())}
         if cfg.beta > 0:
