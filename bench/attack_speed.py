@@ -1,0 +1,206 @@
+"""How fast is the SUA step, against a reference-style step and against the machine's matmul peak?
+
+One run, one model (the shipped tiny IDK LLaVA), one batch of attacker examples, one denoiser (gaussian):
+
+  reference  the public SUA code's habits: PIL photos -> HF processor -> pixel_values at every step,
+             delta added in normalised space, x+delta and D(x+delta) through the whole model in two
+             passes with processor-built ids and labels, the embedding term in a third pass; fp32.
+  project    the real loop (UniversalAttack.run): one vision pass for x+delta and D(x+delta), the
+             embedding term from that pass, cached prompt ids, tensors made once; fp32 and bf16 autocast.
+
+Both optimise the same objective (NLL on x+delta + beta * NLL on D(x+delta) + lambda * (1 - cos)); the
+run checks that their losses agree. FLOPs of one forward+backward come from FlopCounterMode; the peak is
+a 2048x2048 torch.matmul per dtype, timed in the same run with the same threads. The machine may be
+shared, so every figure is the best of interleaved rounds. Usage:
+
+  HF_HUB_OFFLINE=1 .venv/bin/python bench/attack_speed.py [--batch 72] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+
+import torch
+import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from sua_demo.attacks import ATTACKS, AttackConfig
+from sua_demo.attacks.speed import attack_mode, autocast_dtype
+from sua_demo.bench import build_bench
+from sua_demo.config import BenchConfig
+from sua_demo.data import Example, ExampleSampler, ImageBank
+from sua_demo.denoisers import build_denoiser
+from sua_demo.eval.recovery import attack_split, attacker_examples
+from sua_demo.models import load_adapter
+from sua_demo.models.base import IGNORE, VisionLanguageAdapter
+
+MODEL = "checkpoints/tiny-llava/idk"
+
+
+class ReferenceStep:
+    """The public code's step, written out: everything rebuilt from PIL and text at every call."""
+
+    def __init__(self, adapter: VisionLanguageAdapter, bench, chunk: list[Example], cfg: AttackConfig) -> None:  # type: ignore[no-untyped-def]
+        self.adapter, self.cfg = adapter, cfg
+        self.model, self.processor = adapter.model, adapter.processor
+        self.photos = [bench.person(e.person_id).photos[e.photo].convert("RGB") for e in chunk]
+        self.prompts = [adapter.prompt_text(e.item.question, with_image=True) for e in chunk]
+        self.answers = [e.item.answer for e in chunk]
+        self.denoiser = build_denoiser(cfg.denoiser)
+
+    def loss(self, delta: torch.Tensor) -> torch.Tensor:
+        tok = self.processor.tokenizer
+        texts = [f"{p} {a}{tok.eos_token}" for p, a in zip(self.prompts, self.answers, strict=True)]
+        enc = self.processor(text=texts, images=self.photos, return_tensors="pt", padding=True)
+        prompt_len = [
+            len(self.processor(text=[p], images=[im])["input_ids"][0])
+            for p, im in zip(self.prompts, self.photos, strict=True)
+        ]
+        labels = enc["input_ids"].clone()
+        labels[enc["attention_mask"] == 0] = IGNORE
+        for i, n in enumerate(prompt_len):
+            labels[i, :n] = IGNORE
+        ip = self.processor.image_processor
+        mean = torch.tensor(ip.image_mean).view(1, 3, 1, 1)
+        std = torch.tensor(ip.image_std).view(1, 3, 1, 1)
+        adv = enc["pixel_values"] + delta / std  # delta in normalised space
+        den = (self.denoiser((adv * std + mean).clamp(0, 1)) - mean) / std
+
+        def nll(pixel_values: torch.Tensor) -> torch.Tensor:
+            logits = self.model(
+                input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], pixel_values=pixel_values
+            ).logits
+            logp = -F.cross_entropy(logits[:, :-1].transpose(1, 2), labels[:, 1:].clamp(min=0), reduction="none")
+            mask = labels[:, 1:] != IGNORE
+            return -((logp * mask).sum(1) / mask.sum(1)).mean()
+
+        loss = nll(adv) + self.cfg.beta * nll(den)  # two full passes
+        feats = self.model.get_image_features(pixel_values=torch.cat([adv, den])).pooler_output  # a third
+        feats = torch.stack(list(feats)) if isinstance(feats, (list, tuple)) else feats
+        pooled = feats.mean(1)
+        n = len(self.photos)
+        return loss + self.cfg.stealth_weight * (1 - F.cosine_similarity(pooled[:n], pooled[n:], dim=-1)).mean()
+
+    def step(self, delta: torch.Tensor) -> float:
+        (grad,) = torch.autograd.grad(self.loss(delta), delta)
+        with torch.no_grad():
+            delta -= self.cfg.alpha * grad.sign()
+            delta.clamp_(-self.cfg.eps, self.cfg.eps)
+        return float(grad.abs().sum())
+
+
+def project_seconds(adapter, bank, chunk: list[Example], cfg: AttackConfig, steps: int) -> float:  # type: ignore[no-untyped-def]
+    """Seconds per step of the real loop over `steps` steps (after one warm-up step)."""
+    marks: list[float] = []
+    attack = ATTACKS.get("sua")(adapter, replace(cfg, steps=steps + 1))
+    attack.run(bank, chunk, callback=lambda s, _: marks.append(time.perf_counter()), progress=False)
+    return (marks[-1] - marks[0]) / steps
+
+
+def reference_seconds(ref: ReferenceStep, size: int, steps: int) -> float:
+    delta = torch.zeros(3, size, size, requires_grad=True)
+    ref.step(delta)
+    t = time.perf_counter()
+    for _ in range(steps):
+        ref.step(delta)
+    return (time.perf_counter() - t) / steps
+
+
+def matmul_peak(dtype: torch.dtype, n: int = 2048, reps: int = 4) -> float:
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    a @ b
+    t = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * n**3 * reps / (time.perf_counter() - t)
+
+
+def step_flops(adapter, bank, chunk: list[Example], cfg: AttackConfig) -> int:  # type: ignore[no-untyped-def]
+    """FLOPs of one forward+backward of the project's objective (weights frozen: input gradients only)."""
+    attack = ATTACKS.get("sua")(adapter, cfg)
+    x = bank.get(chunk)
+    delta = torch.zeros(3, x.shape[-1], x.shape[-1], requires_grad=True)
+    with attack_mode(adapter.model, adapter.device, None), FlopCounterMode(display=False) as counter:
+        loss, _ = attack.objective(x, delta, chunk, None, bank)
+        torch.autograd.grad(loss, delta)
+    return counter.get_total_flops()
+
+
+def check_same_objective(
+    adapter, bank, ref: ReferenceStep, chunk: list[Example], cfg: AttackConfig
+) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    attack = ATTACKS.get("sua")(adapter, cfg)
+    x = bank.get(chunk)
+    delta = torch.zeros(3, x.shape[-1], x.shape[-1])
+    with torch.no_grad():
+        return float(attack.objective(x, delta, chunk, None, bank)[0]), float(ref.loss(delta))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batch", type=int, default=72)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the best of each is reported")
+    ap.add_argument("--steps", type=int, default=4, help="project steps timed per round")
+    ap.add_argument("--ref-steps", type=int, default=2, help="reference steps timed per round")
+    ap.add_argument("--threads", type=int, default=0, help="0: torch's default")
+    ap.add_argument("--no-100", action="store_true", help="skip the 100-step attack at the default batch")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    threads = torch.get_num_threads()
+    adapter = load_adapter(MODEL)
+    bench = build_bench(BenchConfig())
+    bank = ImageBank(bench, adapter)
+    examples = attacker_examples(bench, attack_split(bench, 0.5, 0))
+    chunk = ExampleSampler(examples, args.batch, seed=0)()
+    # beta > 0: both steps compute the NLL on D(x + delta) too, so they do the same work in principle.
+    cfg = AttackConfig(beta=0.5, threads=threads, batch_size=args.batch, eot=False)  # eot off: the very same images
+    ref = ReferenceStep(adapter, bench, chunk, cfg)
+    ours, theirs = check_same_objective(adapter, bank, ref, chunk, cfg)
+    print(f"same objective at delta=0: project {ours:.4f}, reference {theirs:.4f}")
+    flops = step_flops(adapter, bank, chunk, cfg)
+    best: dict[str, float] = {}
+
+    def keep(name: str, value: float, larger: bool = False) -> None:
+        old = best.get(name)
+        best[name] = value if old is None else (max(old, value) if larger else min(old, value))
+
+    for _ in range(args.rounds):
+        keep("reference", reference_seconds(ref, adapter.image_size, args.ref_steps))
+        keep("project fp32", project_seconds(adapter, bank, chunk, replace(cfg, precision="fp32"), args.steps))
+        keep("project bf16", project_seconds(adapter, bank, chunk, replace(cfg, precision="bf16"), args.steps))
+        keep("peak fp32", matmul_peak(torch.float32), larger=True)
+        keep("peak bf16", matmul_peak(torch.bfloat16), larger=True)
+
+    default = "project " + ("bf16" if autocast_dtype("auto", adapter.device) else "fp32")
+    print(
+        f"\nmodel {MODEL}, batch {args.batch}, denoiser {cfg.denoiser}, beta {cfg.beta}, {threads} threads, "
+        f"best of {args.rounds} rounds; one step = {flops / 1e9:.1f} GFLOP (forward + backward)\n"
+    )
+    print("| step | s/step | steps/s | × reference | GFLOP/s | % of its dtype's matmul peak |")
+    print("|---|---|---|---|---|---|")
+    for name in ("reference", "project fp32", "project bf16"):
+        s = best[name]
+        peak = best["peak bf16" if name.endswith("bf16") else "peak fp32"]
+        util = f"{100 * flops / s / peak:.0f}%" if name != "reference" else "–"
+        gf = f"{flops / s / 1e9:.0f}" if name != "reference" else "–"
+        print(f"| {name} | {s:.3f} | {1 / s:.2f} | {best['reference'] / s:.1f} | {gf} | {util} |")
+    print(
+        f"\nmatmul peak (2048², {threads} threads): fp32 {best['peak fp32'] / 1e9:.0f} GFLOP/s, "
+        f"bf16 {best['peak bf16'] / 1e9:.0f} GFLOP/s; the default precision here is {default}"
+    )
+    if not args.no_100:
+        base = AttackConfig(threads=threads)
+        for precision in ("fp32", "auto"):
+            t = time.perf_counter()
+            ATTACKS.get("sua")(adapter, replace(base, precision=precision)).run(bank, examples, progress=False)
+            print(
+                f"100-step attack, default batch {base.batch_size}, precision {precision}: "
+                f"{time.perf_counter() - t:.1f} s"
+            )
+
+
+if __name__ == "__main__":
+    main()
