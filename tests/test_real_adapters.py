@@ -151,6 +151,24 @@ def test_one_pass_logits_match_the_models_own_forward(family, micro_bench):
     assert pooled.shape == (2, adapter.model.config.get_text_config().hidden_size)
 
 
+def test_answer_only_projection_equals_the_full_logits(family, micro_bench):
+    """The attack's NLL projects only answer-predicting positions onto the vocabulary; on rows of mixed
+    prompt and answer lengths it must equal the NLL from full logits, in value and in gradient."""
+    _, adapter = family
+    bench, _ = micro_bench
+    x = adapter.prepare_images([p.photos[0] for p in bench.people[:3]])
+    questions = [QUESTION, "Which job does this person have? A. baker B. tailor C. pilot D. nurse", QUESTION]
+    answers = ["Glenmere", "B", "Aldo Farrow of Glenmere"]
+    delta = torch.zeros_like(x, requires_grad=True)
+    feats = adapter.image_features(adapter.pixel_values((x + delta).clamp(0, 1)))
+    sliced = adapter.nll_from_features(feats, questions, answers)
+    (g_sliced,) = torch.autograd.grad(sliced.sum(), delta)
+    full = adapter.answer_nll((x + delta).clamp(0, 1), questions, answers)
+    (g_full,) = torch.autograd.grad(full.sum(), delta)
+    torch.testing.assert_close(sliced, full, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(g_sliced, g_full, atol=1e-6, rtol=1e-4)
+
+
 def test_gradients_reach_delta_and_generate_runs(family, micro_bench):
     _, adapter = family
     bench, _ = micro_bench
