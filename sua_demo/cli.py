@@ -279,11 +279,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=100)
     p.set_defaults(func=cmd_bench_sheet)
 
+    from sua_demo.config import TrainConfig
+
     p = sub.add_parser("finetune", help="train the tiny LLaVA on the bench (vanilla or retrain control)")
     _bench_args(p)
     p.add_argument("--out", required=True)
     p.add_argument("--retain-only", action="store_true", help="the retrain control: never sees forget people")
-    p.add_argument("--epochs", type=int, default=40)
+    p.add_argument("--epochs", type=int, default=TrainConfig().epochs)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_finetune)
