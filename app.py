@@ -10,6 +10,7 @@ import functools
 import os
 import queue
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -129,9 +130,10 @@ def load_model(model: str, custom: str) -> tuple[str, Any, list]:
 
 
 @user_errors
-def pick_from_gallery(model: str, custom: str, evt: gr.SelectData) -> str:
-    eng = engine()
-    return eng.people(eng.session(_source(model, custom)).shipped_noise)[evt.index][1]
+def pick_from_gallery(evt: gr.SelectData) -> tuple[str, None]:
+    """The clicked thumbnail's caption is the person's label; picking a person clears an uploaded photo."""
+    value = evt.value if isinstance(evt.value, dict) else {}
+    return str(value.get("caption") or ""), None
 
 
 @user_errors
@@ -220,6 +222,7 @@ def answer(
     return images, rows, metrics, " ".join([note, *notes])
 
 
+@gpu
 @user_errors
 def embedding_map(
     model: str,
@@ -241,6 +244,7 @@ def embedding_map(
     return embedding_figure(eng.embedding_map(sess, noise, denoiser, user_image=x))
 
 
+@gpu
 def optimise(
     model: str,
     custom: str,
@@ -262,8 +266,8 @@ def optimise(
     except SuaError as err:
         raise gr.Error(str(err)) from err
     steps = int(steps)
-    stop = _STOPS.setdefault(request.session_hash or "local", threading.Event())
-    stop.clear()
+    key = request.session_hash or "local"
+    stop = _STOPS[key] = threading.Event()
     out_dir = Path(tempfile.mkdtemp(prefix="sua_noise_"))
     updates: queue.Queue = queue.Queue()
     result: dict[str, Any] = {}
@@ -290,12 +294,15 @@ def optimise(
                 progress(item[0] / steps, desc=f"step {item[0]}/{steps}")
             if item is None or time.time() - last > 0.5:
                 last = time.time()
-                yield loss_figure(history, steps), f"step {len(history)}/{steps}", None, None, gr.update()
+                # skip: the previous noise stays offered and selectable until this one is ready
+                yield loss_figure(history, steps), f"step {len(history)}/{steps}", gr.skip(), gr.skip(), gr.skip()
             if item is None:
                 break
     finally:
         stop.set()  # the page went away or the event was cancelled: let the worker finish its step and end
+        _STOPS.pop(key, None)
     if "error" in result:
+        shutil.rmtree(out_dir, ignore_errors=True)
         err = result["error"]
         raise gr.Error(str(err)) if isinstance(err, SuaError) else err
     noise = result["noise"]
@@ -308,7 +315,10 @@ def optimise(
 
 
 def stop_optimising(request: gr.Request) -> str:
-    _STOPS.setdefault(request.session_hash or "local", threading.Event()).set()
+    stop = _STOPS.get(request.session_hash or "local")
+    if stop is None:
+        return "nothing is being optimised"
+    stop.set()
     return "stopping after the current step…"
 
 
@@ -402,7 +412,7 @@ def build_app() -> gr.Blocks:
         load_out = [status, person, gallery]
         load_btn.click(load_model, model_in, load_out, api_name="load_model")
         demo.load(load_model, model_in, load_out, api_name=False)
-        gallery.select(pick_from_gallery, model_in, person, api_name=False)
+        gallery.select(pick_from_gallery, None, [person, upload], api_name=False)
         person.change(show_person, [person, photo], [preview, facts], api_name=False)
         photo.change(show_person, [person, photo], [preview, facts], api_name=False)
         run_btn.click(
@@ -410,7 +420,7 @@ def build_app() -> gr.Blocks:
             [*model_in, *image_in, question, *noise_in, denoiser],
             [views, answers, metrics, note],
             api_name="answer",
-        ).then(embedding_map, [*model_in, *image_in, *noise_in, denoiser], umap_plot, api_name="embedding_map")
+        ).success(embedding_map, [*model_in, *image_in, *noise_in, denoiser], umap_plot, api_name="embedding_map")
         opt_btn.click(
             optimise,
             [*model_in, eps, steps, opt_denoiser, stealth],
@@ -435,7 +445,6 @@ def warm_up() -> None:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     threading.Thread(target=warm_up, daemon=True).start()
     port = int(os.environ.get("PORT", os.environ.get("GRADIO_SERVER_PORT", 7860)))
     build_app().queue(default_concurrency_limit=2).launch(

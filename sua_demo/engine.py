@@ -8,6 +8,7 @@ because a person clicking around should wait for the model, not for bookkeeping.
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -22,9 +23,9 @@ from PIL import Image
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise
 from sua_demo.bench import build_bench
 from sua_demo.bench.profiles import IMAGE_QUESTIONS
-from sua_demo.bench.records import Bench
+from sua_demo.bench.records import Bench, Person
 from sua_demo.data import Example, ImageBank
-from sua_demo.denoisers import build_denoiser
+from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import SuaError
 from sua_demo.eval.evaluate import markdown_table
 from sua_demo.eval.metrics import exact_match, is_refusal
@@ -48,11 +49,11 @@ class Session:
 
     name: str
     adapter: VisionLanguageAdapter
-    bench: Bench
     bank: ImageBank
     shipped_noise: Noise | None
     noise_note: str
     maps: OrderedDict[str, Any] = field(default_factory=OrderedDict)  # noise fingerprint -> fitted map
+    attack_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def image_size(self) -> int:
@@ -97,16 +98,13 @@ class Engine:
     def __init__(self, checkpoints: Path = CHECKPOINTS, bench: Bench | None = None, max_models: int = 3) -> None:
         self.checkpoints = Path(checkpoints)
         self.bench = bench or build_bench()
+        self._ids = {p.id for p in self.bench.people}
         self.max_models = max_models
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
         self._map_lock = threading.Lock()
 
     # -- models ---------------------------------------------------------------------------
-    def shipped(self) -> list[str]:
-        root = self.checkpoints / "tiny-llava"
-        return [m for m in SHIPPED_MODELS if (root / m).is_dir()]
-
     def session(self, model: str) -> Session:
         """A shipped model's name, or any folder / Hub id the adapters can load (cached, least recent evicted)."""
         model = (model or "").strip()
@@ -118,7 +116,7 @@ class Engine:
                 return self._sessions[model]
             adapter = load_adapter(self.checkpoints / "tiny-llava" / model if model in SHIPPED_MODELS else model)
             noise, note = self._shipped_noise(model, adapter.image_size)
-            sess = Session(model, adapter, self.bench, ImageBank(self.bench, adapter), noise, note)
+            sess = Session(model, adapter, ImageBank(self.bench, adapter), noise, note)
             self._sessions[model] = sess
             while len(self._sessions) > self.max_models:
                 self._sessions.popitem(last=False)
@@ -143,8 +141,13 @@ class Engine:
             return AttackSplit(ids, unseen, int(noise.meta.get("split_seed", 0)))
         return attack_split(self.bench)
 
+    def person(self, pid: int) -> Person:
+        if pid not in self._ids:
+            raise SuaError(f"no person #{pid} in this benchmark; IDs run from 1 to {len(self.bench.people)}")
+        return self.bench.person(pid)
+
     def person_label(self, pid: int, noise: Noise | None) -> str:
-        person = self.bench.person(pid)
+        person = self.person(pid)
         role = self.bench.split_of(pid)
         if role == "forget":
             role += ", in δ's attacker set" if pid in self.split_of_noise(noise).attacker_ids else ", unseen by δ"
@@ -157,11 +160,11 @@ class Engine:
         return [(pid, self.person_label(pid, noise)) for pid in order]
 
     def facts(self, pid: int) -> dict[str, str]:
-        person = self.bench.person(pid)
+        person = self.person(pid)
         return {"name": person.name, **{k: v for k, v in person.facts.items() if k != "name"}}
 
     def photo(self, pid: int, index: int) -> Image.Image:
-        photos = self.bench.person(pid).photos
+        photos = self.person(pid).photos
         if not 0 <= index < len(photos):
             raise SuaError(f"person #{pid} has photos 0-{len(photos) - 1}, not {index}")
         return photos[index]
@@ -170,7 +173,7 @@ class Engine:
         """The image questions with their truths for a bench person; without truths for an uploaded photo."""
         if pid is None:
             return [(q, None) for q in IMAGE_QUESTIONS.values()]
-        items = self.bench.items([pid], tasks=("gen",), modalities=("image",))
+        items = self.bench.items([self.person(pid).id], tasks=("gen",), modalities=("image",))
         return [(q.question, q.answer) for q in items]
 
     # -- the comparison -------------------------------------------------------------------
@@ -193,7 +196,7 @@ class Engine:
         for q, _ in questions:
             check_question(q)
         check_noise(sess, noise)
-        d = build_denoiser(denoiser)
+        d = build_denoiser(check_denoiser(denoiser))
         clean = x[None]
         noisy = noise.apply(clean)
         with torch.inference_mode():
@@ -228,8 +231,8 @@ class Engine:
         workdir: Path | None = None,
         seed: int = 0,
     ) -> Noise:
-        """A universal SUA noise on the protocol's attacker split 0. `stop` ends it early with the delta so far:
-        a cancelled run still returns (and saves) what it had."""
+        """A universal SUA noise on the protocol's attacker split `seed`. `stop` ends it early with the delta so
+        far: a cancelled run still returns what it had."""
         if not 0 < eps_255 <= 64:
             raise SuaError(f"eps must be between 0 and 64 (in 1/255 units), got {eps_255}")
         if not 1 <= steps <= 2000:
@@ -244,30 +247,27 @@ class Engine:
             checkpoint_every=1,
             seed=seed,
         )
-        checkpoint = (workdir or Path.cwd()) / "noise_in_progress.safetensors"
+        checkpoint = Path(workdir or tempfile.mkdtemp(prefix="sua_attack_")) / "noise_in_progress.safetensors"
         checkpoint.unlink(missing_ok=True)
+        check_denoiser(denoiser)
         meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": seed}
 
-        pending = []  # a stop seen after step i ends the run at the next callback, once step i is checkpointed
-
-        def step(i: int, stats: dict[str, float]) -> None:
-            if pending:
-                raise _Stopped
+        def step(i: int, stats: dict[str, float]) -> None:  # called once step i is checkpointed
             if on_step is not None:
                 on_step(i, stats)
             if stop is not None and stop.is_set():
-                pending.append(i)
+                raise _Stopped
 
         attack = ATTACKS.get("sua")(sess.adapter, cfg)
         examples = attacker_examples(self.bench, split)
-        try:
-            noise = attack.run(sess.bank, examples, checkpoint=checkpoint, callback=step, progress=False, meta=meta)
-        except _Stopped:
-            if not checkpoint.is_file():
-                raise SuaError("stopped before the first step finished; nothing to keep") from None
-            noise = load_noise(checkpoint, sess.image_size)
-            noise.meta["stopped_early"] = True
-        checkpoint.unlink(missing_ok=True)
+        with sess.attack_lock:  # the attack switches kernels on the shared model; one attack at a time
+            try:
+                noise = attack.run(sess.bank, examples, checkpoint=checkpoint, callback=step, progress=False, meta=meta)
+            except _Stopped:
+                noise = load_noise(checkpoint, sess.image_size)
+                noise.meta["stopped_early"] = True
+            finally:
+                checkpoint.unlink(missing_ok=True)
         return noise
 
     # -- the embedding map ----------------------------------------------------------------
@@ -279,7 +279,7 @@ class Engine:
         The map of the bench sample is fitted once per (model, noise, denoiser) and cached; the user's
         image is placed on it with the fitted reducer, which takes milliseconds.
         """
-        key = f"{fingerprint(noise)}:{denoiser}"
+        key = f"{fingerprint(noise)}:{check_denoiser(denoiser)}"
         with self._map_lock:  # one fit per key, even when the warm-up and a click ask at once
             if key not in sess.maps:
                 sess.maps[key] = self._fit_map(sess, noise, denoiser)
@@ -346,6 +346,12 @@ def check_question(question: str) -> str:
     if len(q) > MAX_QUESTION_CHARS:
         raise SuaError(f"the question has {len(q)} characters; keep it under {MAX_QUESTION_CHARS}")
     return q
+
+
+def check_denoiser(name: str) -> str:
+    if name not in DENOISERS:
+        raise SuaError(f"unknown denoiser {name!r}; choose one of: {', '.join(DENOISERS.names())}")
+    return name
 
 
 def check_noise(sess: Session, noise: Noise) -> None:

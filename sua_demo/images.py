@@ -27,6 +27,8 @@ def read_image(source: str | Path | bytes) -> tuple[Image.Image, list[str]]:
     """An 8-bit RGB picture, upright, plus notes on what was changed (e.g. "first frame of 12")."""
     if isinstance(source, bytes):
         data = source
+        if len(data) > MAX_BYTES:
+            raise SuaError(f"the image is larger than {MAX_BYTES // 2**20} MB; upload a smaller photo")
     else:
         path = Path(source)
         if not path.is_file():
@@ -48,13 +50,15 @@ def read_image(source: str | Path | bytes) -> tuple[Image.Image, list[str]]:
                 notes.append(f"animated image: using its first frame of {frames}")
             im.load()
             im = ImageOps.exif_transpose(im) or im
+            rgb, note = to_rgb(im)
+    except SuaError:
+        raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
         raise SuaError(f"image is too large to decode safely ({err}); upload a photo under 50 megapixels") from err
     except UnidentifiedImageError as err:
         raise SuaError("not an image (or a format Pillow cannot read); upload a JPEG, PNG, WebP or GIF") from err
-    except (OSError, SyntaxError, ValueError) as err:
+    except Exception as err:  # a corrupt file can make a decoder fail in any way; none may reach the user raw
         raise SuaError(f"the image could not be decoded ({err}); the file may be truncated or corrupt") from err
-    rgb, note = to_rgb(im)
     if note:
         notes.append(note)
     return rgb, notes
@@ -72,7 +76,7 @@ def to_rgb(im: Image.Image) -> tuple[Image.Image, str]:
     """8-bit RGB. Transparency is flattened onto white; 16-bit and float images are rescaled, not clipped."""
     mode = im.mode
     if mode in ("I;16", "I;16B", "I;16L", "I", "F"):
-        arr = np.asarray(im, dtype=np.float64)
+        arr = np.nan_to_num(np.asarray(im, dtype=np.float64))
         top = 65535.0 if mode.startswith("I;16") or arr.max() > 255 else 255.0
         if mode == "F":
             top = max(float(arr.max()), 1e-12) if arr.max() > 1 else 1.0

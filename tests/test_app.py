@@ -59,7 +59,7 @@ def test_shipped_noise_changes_answers_on_a_person_it_never_saw(app):
     images, rows, metrics, note = ask(app)
     assert len(images) == 5 and all(im.size == (256, 256) for im, _ in images)
     assert len(rows) == 5 and all(r[1] != "?" for r in rows)  # bench person: truths known
-    assert all("refused" in r[2] for r in rows[:1]), "the IDK model refuses on clean photos"
+    assert "refused" in rows[0][2], "the IDK model refuses the name question on the clean photo"
     assert any(r[3] != r[2] for r in rows), "the shipped noise should change at least one answer"
     linf = float(dict(metrics)["L∞ (×255)"])
     assert 0 < linf <= 16.05
@@ -136,6 +136,25 @@ def test_truncated_and_bomb_uploads(app, tmp_path):
         ask(app, upload=str(tmp_path / "bomb.png"))
 
 
+def test_unknown_person_or_denoiser_gives_a_clear_error(app):
+    with pytest.raises(gr.Error, match="no person #999"):
+        ask(app, person="999")
+    with pytest.raises(gr.Error, match="unknown denoiser"):
+        app.answer("idk", "", UNSEEN_FORGET, 5, None, "", "shipped", None, None, "wavelet")
+    with pytest.raises(gr.Error, match="no person #0"):
+        app.show_person("#0 nobody", 0)
+
+
+def test_a_stop_keeps_the_noise_so_far(app):
+    request = gr.Request(session_hash="stop-test")
+    run = app.optimise("idk", "", 16, 200, "gaussian", 1.0, request)
+    next(run)  # the first streamed update: the worker is running
+    assert "stopping" in app.stop_optimising(request)
+    *_, (_, status, files, path, _) = run
+    assert status.startswith("stopped early") and len(files) == 2 and path.endswith(".safetensors")
+    assert "nothing is being optimised" in app.stop_optimising(request)
+
+
 def test_uploaded_noise_files_are_validated(app, tmp_path):
     good = ROOT / "checkpoints" / "noise" / "idk" / "delta_split0.safetensors"
     _, rows, _, _ = ask(app, source="uploaded", noise_file=str(good))
@@ -153,6 +172,9 @@ def test_uploaded_noise_files_are_validated(app, tmp_path):
         ask(app, source="uploaded", noise_file=str(tmp_path / "pickle.safetensors"))
     with pytest.raises(gr.Error, match="upload a .safetensors"):
         ask(app, source="uploaded", noise_file=None)
+    save_file({"delta": torch.zeros(3, 64, 64)}, str(tmp_path / "eps.safetensors"), metadata={"eps": "lots"})
+    with pytest.raises(gr.Error, match="non-numeric 'eps'"):
+        ask(app, source="uploaded", noise_file=str(tmp_path / "eps.safetensors"))
 
 
 def test_embedding_map_has_the_bench_sample_and_the_users_image(app):

@@ -92,6 +92,37 @@ def test_truncated_jpeg_is_refused():
         read_image(data[: len(data) // 2])
 
 
+def test_our_pixel_limit_applies_below_pillows_own():
+    with pytest.raises(SuaError, match="64 megapixels"):
+        read_image(png_bytes(8000, 8000))  # 64 MP: Pillow alone would decode it
+
+
+def mutated(good: bytes, seed: int, span: int, flips: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    data = bytearray(good)
+    for i in rng.integers(0, min(span, len(data)), size=flips):
+        data[i] = int(rng.integers(0, 256))
+    return bytes(data)
+
+
+def test_a_tiff_with_a_broken_tag_directory_is_refused_not_raised():
+    # Seed 28 breaks the tag directory so that Pillow raises TypeError("Missing dimensions"), not an OSError.
+    with pytest.raises(SuaError, match="could not be decoded"):
+        read_image(mutated(encode(face(), "TIFF"), seed=28, span=200, flips=2))
+
+
+def test_corrupt_files_never_escape_as_raw_errors():
+    """Flip bytes all over real files: whatever the decoders raise, the user sees a SuaError (or a picture)."""
+    for fmt in ("TIFF", "PNG", "JPEG", "GIF", "WEBP", "BMP"):
+        good = encode(face(), fmt)
+        for seed in range(40):
+            try:
+                im, _ = read_image(mutated(good, seed, len(good), 4))
+                assert im.mode == "RGB"
+            except SuaError:
+                pass
+
+
 def test_decompression_bomb_is_refused_before_decoding():
     bomb = png_bytes(30000, 30000)  # 900 megapixels of zeros, ~0.1 MB on disk
     assert len(bomb) < 2**20

@@ -149,10 +149,10 @@ class UniversalAttack(ABC):
             with torch.no_grad():
                 delta.clamp_(-cfg.eps, cfg.eps)
             bar.set_postfix(loss=f"{stats['loss']:.3f}")
-            if callback is not None:
-                callback(step + 1, stats)
             if main and checkpoint is not None and (step + 1) % cfg.checkpoint_every == 0:
                 save_noise(Noise(delta.detach().cpu(), cfg.eps, {**info, "step": step + 1, **stats}), checkpoint)
+            if callback is not None:  # after the checkpoint: a callback that ends the run keeps this step
+                callback(step + 1, stats)
         meta_out = {**info, "step": cfg.steps, "seconds": round(time.time() - t0, 1), **stats}
         noise = Noise(delta.detach().cpu().clone(), cfg.eps, meta_out)
         if main and checkpoint is not None:

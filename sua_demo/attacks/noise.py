@@ -70,7 +70,10 @@ def load_noise(path: str | Path, resolution: int | None = None) -> Noise:
     meta = {k: _parse(v) for k, v in raw_meta.items()}
     if "eps" not in meta:
         raise SuaError(f"{path.name} has no 'eps' in its metadata; cannot check the noise budget")
-    eps = float(meta.pop("eps"))
+    try:
+        eps = float(meta.pop("eps"))
+    except (TypeError, ValueError):
+        raise SuaError(f"{path.name} has a non-numeric 'eps' in its metadata; cannot check the noise budget") from None
     if delta.dtype not in (torch.float32, torch.float16, torch.bfloat16):
         raise SuaError(f"noise must be a float tensor, got {delta.dtype}")
     if delta.ndim != 3 or delta.shape[0] != 3 or delta.shape[1] != delta.shape[2]:
