@@ -49,4 +49,3 @@ def save_model_dir(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
-
