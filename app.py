@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import queue
 import re
 import shutil
 import tempfile
@@ -269,43 +268,26 @@ def optimise(
     key = request.session_hash or "local"
     stop = _STOPS[key] = threading.Event()
     out_dir = Path(tempfile.mkdtemp(prefix="sua_noise_"))
-    updates: queue.Queue = queue.Queue()
-    result: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            result["noise"] = engine().optimise(
-                sess, eps, steps, denoiser, stealth, lambda i, s: updates.put((i, s["loss"])), stop, out_dir
-            )
-        except Exception as err:  # reported to the user below, not lost in the thread
-            result["error"] = err
-        finally:
-            updates.put(None)
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
     history: list[tuple[int, float]] = []
     last = 0.0
     try:
-        while True:
-            item = updates.get()
-            if item is not None:
+        for item in engine().optimise_stream(sess, eps, steps, denoiser, stealth, stop, out_dir):
+            if isinstance(item, tuple):
                 history.append(item)
                 progress(item[0] / steps, desc=f"step {item[0]}/{steps}")
-            if item is None or time.time() - last > 0.5:
-                last = time.time()
-                # skip: the previous noise stays offered and selectable until this one is ready
-                yield loss_figure(history, steps), f"step {len(history)}/{steps}", gr.skip(), gr.skip(), gr.skip()
-            if item is None:
-                break
-    finally:
-        stop.set()  # the page went away or the event was cancelled: let the worker finish its step and end
-        _STOPS.pop(key, None)
-    if "error" in result:
+                if time.time() - last > 0.5:
+                    last = time.time()
+                    # skip: the previous noise stays offered and selectable until this one is ready
+                    yield loss_figure(history, steps), f"step {item[0]}/{steps}", gr.skip(), gr.skip(), gr.skip()
+            else:
+                noise = item
+    except Exception as err:
         shutil.rmtree(out_dir, ignore_errors=True)
-        err = result["error"]
-        raise gr.Error(str(err)) if isinstance(err, SuaError) else err
-    noise = result["noise"]
+        if isinstance(err, SuaError):
+            raise gr.Error(str(err)) from err
+        raise
+    finally:
+        _STOPS.pop(key, None)
     path = save_noise(noise, out_dir / f"sua_{sess.name}_eps{eps:g}.safetensors")
     png = out_dir / f"sua_{sess.name}_eps{eps:g}_amplified.png"
     to_pil(amplified(noise.delta, noise.eps)).save(png)

@@ -8,10 +8,11 @@ because a person clicking around should wait for the model, not for bookkeeping.
 from __future__ import annotations
 
 import hashlib
+import queue
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -269,6 +270,42 @@ class Engine:
             finally:
                 checkpoint.unlink(missing_ok=True)
         return noise
+
+    def optimise_stream(
+        self,
+        sess: Session,
+        eps_255: float,
+        steps: int,
+        denoiser: str,
+        stealth_weight: float,
+        stop: threading.Event,
+        workdir: Path,
+    ) -> Iterator[tuple[int, float] | Noise]:
+        """`optimise` in a worker thread: yields (step, loss) as they come, then the Noise. Closing the
+        generator (a page that went away) sets `stop`, so the worker ends after its current step."""
+        updates: queue.Queue = queue.Queue()
+        result: dict[str, Any] = {}
+
+        def on_step(i: int, stats: dict[str, float]) -> None:
+            updates.put((i, stats["loss"]))
+
+        def work() -> None:
+            try:
+                result["noise"] = self.optimise(sess, eps_255, steps, denoiser, stealth_weight, on_step, stop, workdir)
+            except Exception as err:  # raised again in the caller's thread, not lost in this one
+                result["error"] = err
+            finally:
+                updates.put(None)
+
+        threading.Thread(target=work, daemon=True).start()
+        try:
+            while (item := updates.get()) is not None:
+                yield item
+        finally:
+            stop.set()
+        if "error" in result:
+            raise result["error"]
+        yield result["noise"]
 
     # -- the embedding map ----------------------------------------------------------------
     def embedding_map(

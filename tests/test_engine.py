@@ -64,3 +64,17 @@ def test_batch_report_shows_recovery_against_clean_and_random(engine, idk):
     assert a["noise"] >= a["clean"] + 0.2, f"the shipped noise should recover the attacker's own photos: {a}"
     assert abs(a["random"] - a["clean"]) <= 0.05
     assert "a_attacker_images" in tables and "gen refusal" in tables
+
+
+def test_optimise_stream_yields_steps_then_the_noise_and_closing_it_stops_the_worker(engine, idk, tmp_path):
+    from sua_demo.attacks import Noise
+
+    items = list(engine.optimise_stream(idk, 16, 3, "gaussian", 1.0, threading.Event(), tmp_path))
+    assert [i[0] for i in items[:-1]] == [1, 2, 3] and isinstance(items[-1], Noise)
+    stop = threading.Event()
+    stream = engine.optimise_stream(idk, 16, 500, "gaussian", 1.0, stop, tmp_path)
+    next(stream)
+    stream.close()  # what Gradio does when the page goes away
+    assert stop.is_set()
+    with idk.attack_lock:  # acquired only once the worker has ended its run
+        pass
