@@ -103,6 +103,7 @@ class Engine:
         self.max_models = max_models
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
         self._map_lock = threading.Lock()
 
     # -- models ---------------------------------------------------------------------------
@@ -115,12 +116,18 @@ class Engine:
             if model in self._sessions:
                 self._sessions.move_to_end(model)
                 return self._sessions[model]
+            loading = self._loading.setdefault(model, threading.Lock())
+        with loading:  # one load per model; users of other models are not held up meanwhile
+            with self._lock:
+                if model in self._sessions:
+                    return self._sessions[model]
             adapter = load_adapter(self.checkpoints / "tiny-llava" / model if model in SHIPPED_MODELS else model)
             noise, note = self._shipped_noise(model, adapter.image_size)
             sess = Session(model, adapter, ImageBank(self.bench, adapter), noise, note)
-            self._sessions[model] = sess
-            while len(self._sessions) > self.max_models:
-                self._sessions.popitem(last=False)
+            with self._lock:
+                self._sessions[model] = sess
+                while len(self._sessions) > self.max_models:
+                    self._sessions.popitem(last=False)
             return sess
 
     def _shipped_noise(self, model: str, size: int) -> tuple[Noise | None, str]:

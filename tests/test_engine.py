@@ -78,3 +78,14 @@ def test_optimise_stream_yields_steps_then_the_noise_and_closing_it_stops_the_wo
     assert stop.is_set()
     with idk.attack_lock:  # acquired only once the worker has ended its run
         pass
+
+
+def test_concurrent_first_requests_load_a_model_once(engine):
+    fresh = Engine(bench=engine.bench)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(fresh.session("retrain"))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 3 and all(s is got[0] for s in got)
