@@ -8,7 +8,7 @@ space for any model family. Text is tokenised once per distinct prompt and cache
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import torch
@@ -50,6 +50,18 @@ class VisionLanguageAdapter(ABC):
     @abstractmethod
     def image_token_block(self) -> str:
         """The text that stands for one image inside the prompt, after the processor's expansion."""
+
+    @cached_property
+    def _mean_std(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The processor's normalisation as (1, 3, 1, 1) tensors, for `pixel_values` in torch.
+
+        Made as ordinary tensors even when first asked for under inference_mode (evaluation), or a later
+        attack that differentiates through them would fail."""
+        ip = self.processor.image_processor
+        with torch.inference_mode(False):
+            mean = torch.tensor(ip.image_mean, dtype=torch.float32).view(1, 3, 1, 1)
+            std = torch.tensor(ip.image_std, dtype=torch.float32).view(1, 3, 1, 1)
+        return mean, std
 
     @property
     def image_token_id(self) -> int:

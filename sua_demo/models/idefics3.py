@@ -30,14 +30,6 @@ class Idefics3Adapter(VisionLanguageAdapter):
     def image_size(self) -> int:
         return int(self.processor.image_processor.max_image_size["longest_edge"])
 
-    @cached_property
-    def _mean_std(self) -> tuple[torch.Tensor, torch.Tensor]:
-        ip = self.processor.image_processor
-        with torch.inference_mode(False):  # see LlavaAdapter: evaluation may ask first
-            mean = torch.tensor(ip.image_mean, dtype=torch.float32).view(1, 3, 1, 1)
-            std = torch.tensor(ip.image_std, dtype=torch.float32).view(1, 3, 1, 1)
-        return mean, std
-
     def prepare_images(self, images: list[Image.Image]) -> torch.Tensor:
         rgb = [[im.convert("RGB")] for im in images]  # one image per sample, not one sample of N images
         out = self.processor.image_processor(rgb, do_normalize=False, do_image_splitting=False, return_tensors="pt")

@@ -19,16 +19,6 @@ class LlavaAdapter(VisionLanguageAdapter):
         crop = self.processor.image_processor.crop_size
         return int(crop["height"])
 
-    @cached_property
-    def _mean_std(self) -> tuple[torch.Tensor, torch.Tensor]:
-        ip = self.processor.image_processor
-        # Ordinary tensors even when first asked for under inference_mode (evaluation), or a later attack
-        # that differentiates through them would fail.
-        with torch.inference_mode(False):
-            mean = torch.tensor(ip.image_mean, dtype=torch.float32).view(1, 3, 1, 1)
-            std = torch.tensor(ip.image_std, dtype=torch.float32).view(1, 3, 1, 1)
-        return mean, std
-
     def prepare_images(self, images: list[Image.Image]) -> torch.Tensor:
         rgb = [im.convert("RGB") for im in images]
         out = self.processor.image_processor(rgb, do_normalize=False, return_tensors="pt")

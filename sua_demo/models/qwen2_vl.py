@@ -51,14 +51,6 @@ class Qwen2VLAdapter(VisionLanguageAdapter):
         side = self.image_size // self._geometry[0]
         return 1, side, side
 
-    @cached_property
-    def _mean_std(self) -> tuple[torch.Tensor, torch.Tensor]:
-        ip = self.processor.image_processor
-        with torch.inference_mode(False):  # see LlavaAdapter: evaluation may ask first
-            mean = torch.tensor(ip.image_mean, dtype=torch.float32).view(1, 3, 1, 1)
-            std = torch.tensor(ip.image_std, dtype=torch.float32).view(1, 3, 1, 1)
-        return mean, std
-
     def prepare_images(self, images: list[Image.Image]) -> torch.Tensor:
         side = self.image_size
         arrays = [np.asarray(im.convert("RGB").resize((side, side), Image.BICUBIC)) for im in images]
