@@ -131,7 +131,7 @@ def _attack_config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def cmd_attack(args: argparse.Namespace) -> None:
     """Optimise one universal noise on the attacker's split and save it (resumes from --out if present)."""
     from sua_demo.attacks import ATTACKS
-    from sua_demo.attacks.parallel import init_from_env
+    from sua_demo.attacks.parallel import init_from_env, shutdown
     from sua_demo.data import ImageBank, image_examples
     from sua_demo.eval.recovery import attack_split, attacker_examples
 
@@ -149,9 +149,12 @@ def cmd_attack(args: argparse.Namespace) -> None:
         "split_seed": args.split_seed,
         "denoiser": args.denoiser,
     }
-    noise = ATTACKS.get(args.attack)(adapter, _attack_config(args)).run(
-        bank, attacker_examples(bench, split), retain, checkpoint=args.out, meta=meta
-    )
+    try:
+        noise = ATTACKS.get(args.attack)(adapter, _attack_config(args)).run(
+            bank, attacker_examples(bench, split), retain, checkpoint=args.out, meta=meta
+        )
+    finally:
+        shutdown()
     print(f"saved {args.out}: eps {noise.eps * 255:.0f}/255, final loss {noise.meta.get('loss', float('nan')):.3f}")
 
 

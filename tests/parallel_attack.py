@@ -8,7 +8,7 @@ import sys
 from safetensors.torch import save_file
 
 from sua_demo.attacks import ATTACKS, AttackConfig
-from sua_demo.attacks.parallel import init_from_env, world
+from sua_demo.attacks.parallel import init_from_env, shutdown, world
 from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig
 from sua_demo.data import ImageBank, image_examples
@@ -28,3 +28,4 @@ def attack(model_dir: str):  # type: ignore[no-untyped-def]
 if __name__ == "__main__":
     noise = attack(sys.argv[1])
     save_file({"delta": noise.delta}, f"{sys.argv[2]}/rank{world()[0]}.safetensors")
+    shutdown()

@@ -34,6 +34,14 @@ def init_from_env() -> torch.device | None:
     return torch.device("cpu")
 
 
+def shutdown() -> None:
+    """Leave the process group together: a gloo group left for interpreter exit to tear down can abort a rank
+    (SIGABRT, "terminate called without an active exception") after the work is done."""
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def shard(n: int, rank: int, size: int) -> slice:
     """Contiguous, near-equal shard of n rows; every rank gets at least one row when n >= size."""
     if n < size:
