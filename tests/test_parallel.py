@@ -40,13 +40,16 @@ def test_two_processes_end_with_the_single_process_delta(micro_adapter, tmp_path
     micro_adapter.processor.save_pretrained(model)
     launcher = Path(sys.executable).parent / "accelerate"
     env = {**os.environ, "PYTHONPATH": str(HERE.parent), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [str(launcher), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1"]
-    cmd += ["--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port)]
-    cmd += [str(HERE / "parallel_attack.py")]
-    done = subprocess.run([*cmd, str(model), str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+    for _attempt in range(2):  # a gloo rank aborts now and then on this 2-core machine (about 1 run in 15): retry once
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        cmd = [str(launcher), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1"]
+        cmd += ["--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port)]
+        cmd += [str(HERE / "parallel_attack.py")]
+        done = subprocess.run([*cmd, str(model), str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+        if done.returncode == 0 or "Signal 6 (SIGABRT)" not in done.stderr:
+            break
     assert done.returncode == 0, done.stderr[-3000:]
     rank0, rank1 = (load_file(tmp_path / f"rank{r}.safetensors")["delta"] for r in (0, 1))
     assert torch.equal(rank0, rank1) and rank0.abs().max() > 0
