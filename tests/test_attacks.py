@@ -273,3 +273,29 @@ def test_length_buckets_give_the_single_pass_nll(micro_adapter, micro_bench):
         torch.testing.assert_close(
             bucketed_nll(micro_adapter, feats, q, a), micro_adapter.nll_from_features(feats, q, a), atol=1e-5, rtol=1e-5
         )
+
+
+def test_answer_only_mlp_leaves_other_threads_alone(micro_adapter, micro_bench):
+    """The pruned last MLP is switched on per thread: the app's answers, computed in another thread while an
+    attack step runs, must see the whole model."""
+    import threading
+
+    from sua_demo.models import answer_only
+
+    bench, _ = micro_bench
+    x = ImageBank(bench, micro_adapter).get(image_examples(bench, bench.ids("all"), "train", ("gen",))[:2])
+    batch = micro_adapter.encode_batch(True, ["Where was this person born?"] * 2, ["Glenmere"] * 2)
+    assert answer_only.install(micro_adapter.model)
+    with torch.no_grad():
+        full = micro_adapter.logits(batch, x)
+        keep = torch.zeros_like(batch["input_ids"], dtype=torch.bool)
+        keep[:, -2:] = True
+        seen = {}
+        with answer_only.only_at(keep):
+            pruned = micro_adapter.logits(batch, x)
+            worker = threading.Thread(target=lambda: seen.update(logits=micro_adapter.logits(batch, x)))
+            worker.start()
+            worker.join()
+    torch.testing.assert_close(seen["logits"], full)
+    torch.testing.assert_close(pruned[:, -2:], full[:, -2:], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(pruned[:, :-2], full[:, :-2], atol=1e-3)  # elsewhere the last MLP did not run

@@ -13,7 +13,7 @@ from PIL import Image
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.data import ImageBank, image_examples
-from sua_demo.models import VisionLanguageAdapter, load_adapter
+from sua_demo.models import VisionLanguageAdapter, answer_only, load_adapter
 from sua_demo.models.idefics3 import Idefics3Adapter
 from sua_demo.models.loading import ImageTextProcessor
 from sua_demo.models.qwen2_vl import Qwen2VLAdapter
@@ -146,16 +146,18 @@ def test_one_pass_logits_match_the_models_own_forward(family, micro_bench):
     torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-4)
     if name == "qwen2_vl":  # the shared inputs_embeds path alone would get the positions wrong
         with torch.no_grad():
-            plain = VisionLanguageAdapter.lm_logits(adapter, batch, adapter.image_features(adapter.pixel_values(x)))
+            plain = VisionLanguageAdapter.lm_forward(adapter, batch, adapter.image_features(adapter.pixel_values(x)), 0)
         assert not torch.allclose(plain, ref, atol=1e-4)
     assert pooled.shape == (2, adapter.model.config.get_text_config().hidden_size)
 
 
 def test_answer_only_projection_equals_the_full_logits(family, micro_bench):
-    """The attack's NLL projects only answer-predicting positions onto the vocabulary; on rows of mixed
-    prompt and answer lengths it must equal the NLL from full logits, in value and in gradient."""
+    """The attack's NLL projects only answer-predicting positions onto the vocabulary, and runs the last
+    block's MLP only there; on rows of mixed prompt and answer lengths it must equal the NLL from full
+    logits, in value and in gradient."""
     _, adapter = family
     bench, _ = micro_bench
+    assert answer_only.install(adapter.model)  # the last block's MLP runs at the kept positions only
     x = adapter.prepare_images([p.photos[0] for p in bench.people[:3]])
     questions = [QUESTION, "Which job does this person have? A. baker B. tailor C. pilot D. nurse", QUESTION]
     answers = ["Glenmere", "B", "Aldo Farrow of Glenmere"]

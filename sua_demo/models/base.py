@@ -8,6 +8,7 @@ space for any model family. Text is tokenised once per distinct prompt and cache
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -15,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+from sua_demo.models import answer_only
 from sua_demo.registry import Registry
 
 IGNORE = -100
@@ -115,14 +117,24 @@ class VisionLanguageAdapter(ABC):
     ) -> torch.Tensor:
         """Run the language model with image features already computed (scattered into the image slots).
 
-        `keep`, a (N, T) boolean mask, projects only those positions onto the vocabulary: (n_kept, V).
+        `keep`, a (N, T) boolean mask, projects only those positions onto the vocabulary: (n_kept, V); the
+        last block's MLP then runs only there too (models/answer_only.py), as nothing else is read.
         """
+        pruned = keep is not None and answer_only.install(self.model)
+        with answer_only.only_at(keep) if pruned else nullcontext():
+            return self.lm_forward(batch, features, 0 if keep is None else keep)
+
+    def lm_forward(
+        self, batch: dict[str, torch.Tensor], features: torch.Tensor | None, logits_to_keep: int | torch.Tensor
+    ) -> torch.Tensor:
+        """The model's forward with `features` in the image slots; families whose forward needs more than
+        `inputs_embeds` to place an image (Qwen2-VL's M-RoPE positions) override this."""
         embeds = self.model.get_input_embeddings()(batch["input_ids"])
         if features is not None:
             slots = (batch["input_ids"] == self.image_token_id).unsqueeze(-1)
             embeds = embeds.masked_scatter(slots, features.to(embeds.dtype))
         return self.model(
-            inputs_embeds=embeds, attention_mask=batch["attention_mask"], logits_to_keep=0 if keep is None else keep
+            inputs_embeds=embeds, attention_mask=batch["attention_mask"], logits_to_keep=logits_to_keep
         ).logits
 
     def logits_and_embeddings(

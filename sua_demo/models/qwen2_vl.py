@@ -82,22 +82,23 @@ class Qwen2VLAdapter(VisionLanguageAdapter):
         feats = self.model.get_image_features(pixel_values=pixel_values, image_grid_thw=self.grid_thw(n)).pooler_output
         return torch.stack(list(feats))
 
-    def lm_logits(
-        self, batch: dict[str, torch.Tensor], features: torch.Tensor | None, keep: torch.Tensor | None = None
+    def lm_forward(
+        self, batch: dict[str, torch.Tensor], features: torch.Tensor | None, logits_to_keep: int | torch.Tensor
     ) -> torch.Tensor:
         """The model's own forward with precomputed image features: it builds the 3-D (M-RoPE) positions
         from the image grid, which scattering features into `inputs_embeds` alone would lose."""
         ids = batch["input_ids"]
-        to_keep = 0 if keep is None else keep
         if features is None:
-            return self.model(input_ids=ids, attention_mask=batch["attention_mask"], logits_to_keep=to_keep).logits
+            return self.model(
+                input_ids=ids, attention_mask=batch["attention_mask"], logits_to_keep=logits_to_keep
+            ).logits
         return self.model(
             input_ids=ids,
             attention_mask=batch["attention_mask"],
             image_grid_thw=self.grid_thw(features.shape[0]),
             mm_token_type_ids=(ids == self.image_token_id).int(),
             mm_encoder_outputs={"image": BaseModelOutputWithPooling(pooler_output=tuple(features))},
-            logits_to_keep=to_keep,
+            logits_to_keep=logits_to_keep,
         ).logits
 
     def image_inputs(self, input_ids: torch.Tensor, images: torch.Tensor) -> dict[str, torch.Tensor]:
