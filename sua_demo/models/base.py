@@ -149,13 +149,14 @@ class VisionLanguageAdapter(ABC):
     def nll_from_features(self, features: torch.Tensor, questions: list[str], answers: list[str]) -> torch.Tensor:
         """(N,) answer NLL given precomputed image features: lets one vision pass serve several losses."""
         batch = self.encode_batch(True, questions, answers)
-        labels = batch["labels"]
-        # Only the positions that predict an answer token go through the vocabulary projection: with a short
-        # answer after a long prompt that is a few positions in forty, and the projection is a third of the
-        # tiny language model's work.
-        keep = F.pad(labels[:, 1:] != IGNORE, (0, 1))
-        logits = self.lm_logits(batch, features, keep)
-        logp = -F.cross_entropy(logits.float(), labels[:, 1:][keep[:, :-1]], reduction="none")
+        targets = batch["labels"][:, 1:]
+        keep = targets != IGNORE  # the positions that predict an answer token
+        # The last column is only ever a label, so the model reads one position fewer. Of the rest, only the
+        # answer-predicting positions (a few in forty) go through the vocabulary projection, a third of the
+        # tiny language model's work, and through the last block's MLP.
+        inputs = {k: batch[k][:, :-1] for k in ("input_ids", "attention_mask")}
+        logits = self.lm_logits(inputs, features, keep)
+        logp = -F.cross_entropy(logits.float(), targets[keep], reduction="none")
         rows = keep.nonzero()[:, 0]
         total = torch.zeros(len(questions), device=logp.device, dtype=logp.dtype).index_add(0, rows, logp)
         return -total / keep.sum(1).clamp(min=1)
