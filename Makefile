@@ -39,7 +39,7 @@ checkpoints: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-dncnn
 
 noises: install
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-noises
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-noises --models checkpoints/tiny-llava --out checkpoints/noise  # relative: reports name no machine's paths
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -75,8 +75,10 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
 # Pretrained noises: one per shipped unlearned model, each with its full recovery report. The IDK model
 # is attacked with EOT (the paper's generalisation claim); see shared/SCIENCE.md.
 NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
-# The two demo models get 3 attacker/unseen splits (a mean and a spread); the over-unlearned LoRA models 1.
-NOISE_SPLITS = {"idk": [0, 1, 2], "grad_diff": [0, 1, 2]}
+# The two demo models get 6 attacker/unseen splits: which people fall on which side moves a split's gain by
+# +-6 points, so 3 splits could not tell a +15 or +20 target from its neighbours. The over-unlearned LoRA
+# models get 1.
+NOISE_SPLITS = {"idk": list(range(6)), "grad_diff": list(range(6))}
 NOISE_EXTRAS = ("idk",)  # the stealth ablation and per-image PGD, for the headline model
 
 

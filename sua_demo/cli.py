@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
+from sua_demo.config import CHECKPOINTS
 from sua_demo.errors import SuaError
 
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 TINY = CHECKPOINTS / "tiny-llava"
 log = logging.getLogger("sua")
 

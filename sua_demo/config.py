@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"  # the shipped artefacts, beside the package
 
 
 @dataclass

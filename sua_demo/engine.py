@@ -25,6 +25,7 @@ from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise
 from sua_demo.bench import build_bench
 from sua_demo.bench.profiles import IMAGE_QUESTIONS
 from sua_demo.bench.records import Bench, Person
+from sua_demo.config import CHECKPOINTS
 from sua_demo.data import Example, ImageBank
 from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import SuaError
@@ -35,7 +36,6 @@ from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
 from sua_demo.images import amplified, heatmap
 from sua_demo.models import VisionLanguageAdapter, load_adapter
 
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 SHIPPED_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "vanilla", "retrain")
 DEFAULT_MODEL = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (SCIENCE.md)
 NOISE_FALLBACK = "idk"  # vanilla and the retrain control get the IDK noise: the "same delta" control

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import torch
 
+from sua_demo.config import CHECKPOINTS
 from sua_demo.denoisers.base import DENOISERS, Denoiser, straight_through
 from sua_demo.errors import SuaError
 
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent.parent / "checkpoints" / "denoisers" / "ddpm"
+DEFAULT_WEIGHTS = CHECKPOINTS / "denoisers" / "ddpm"
 
 
 def small_unet(resolution: int):  # type: ignore[no-untyped-def]

@@ -15,11 +15,12 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm.auto import tqdm
 
+from sua_demo.config import CHECKPOINTS
 from sua_demo.denoisers.base import DENOISERS, Denoiser
 from sua_demo.errors import SuaError
 
 log = logging.getLogger(__name__)
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent.parent / "checkpoints" / "denoisers" / "dncnn.safetensors"
+DEFAULT_WEIGHTS = CHECKPOINTS / "denoisers" / "dncnn.safetensors"
 
 
 def _net(depth: int, width: int) -> nn.Sequential:
