@@ -53,6 +53,8 @@ def test_protocol_writes_a_complete_report(saved_micro, micro_bench, tmp_path):
     assert "gen_em" in report["splits"][0]["per_image_pgd"]["a_attacker_images"]
     assert json.loads((tmp_path / "report.json").read_text())["summary"] == s
     md = (tmp_path / "report.md").read_text()
-    assert "c_unseen_heldout" in md and "detector AUROC" in md
+    assert "c_unseen_heldout" in md and "detector AUROC" in md and "## The stealth term (2 split(s))" in md
+    assert s["unlearned_plain/c_unseen_heldout/gain_sua"]["n"] == 2 and s["stealth/sua_plain/detector_auroc"]["n"] == 2
+    assert "per_image_pgd" not in report["splits"][1]
     noise = load_noise(tmp_path / "delta_split0.safetensors")
     assert noise.meta["attacker_ids"] == report["splits"][0]["split"]["attacker_ids"]

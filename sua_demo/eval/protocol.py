@@ -36,7 +36,7 @@ class ProtocolConfig:
     splits: list[int] = field(default_factory=lambda: [0, 1, 2])  # >= 3 attacker/unseen splits for a mean +- sd
     attacker_fraction: float = 0.5
     retain_people: int = 30
-    extras: bool = True  # split 0 only: SUA without the stealth term (for the detector AUROC) and per-image PGD
+    extras: bool = True  # every split: SUA without the stealth term (recovery, AUROC); first split: per-image PGD
 
 
 def _gain(rec: dict[str, dict[str, dict[str, float]]], cond: str, group: str, key: str = "gen_em") -> float:
@@ -98,11 +98,12 @@ def run_split(
     if "vanilla" in models:
         result["vanilla"] = recovery(models["vanilla"], banks["vanilla"], groups, {"clean": None, "sua": delta})
     noises = {"sua": delta, "random": rand}
-    if cfg.extras and seed == cfg.splits[0]:
+    if cfg.extras:
         noises["sua_plain"] = optimise("sua_plain", "unlearned", "delta_plain")
         result["unlearned_plain"] = recovery(
             unl, banks["unlearned"], groups, {"clean": None, "sua": noises["sua_plain"]}
         )
+    if cfg.extras and seed == cfg.splits[0]:
         own = groups["a_attacker_images"]
         adv = per_image_pgd(unl, banks["unlearned"], own, replace(acfg, eot=False), progress=progress)
         result["per_image_pgd"] = {"a_attacker_images": score(own, answer(unl, banks["unlearned"], own, images=adv))}
@@ -115,8 +116,8 @@ def summarise(splits: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean and sd over splits of the gains (points of generation EM) that the claims rest on."""
     rows: dict[str, list[float]] = {}
 
-    def add(key: str, value: float) -> None:
-        rows.setdefault(key, []).append(100 * value)
+    def add(key: str, value: float, scale: float = 100) -> None:
+        rows.setdefault(key, []).append(scale * value)
 
     for s in splits:
         for g in GROUPS:
@@ -132,6 +133,9 @@ def summarise(splits: list[dict[str, Any]]) -> dict[str, Any]:
             add(f"retrain/{g}/gain_own_delta", _gain(s["retrain"], "sua_on_retrain", g))
             if "unlearned_plain" in s:
                 add(f"unlearned_plain/{g}/gain_sua", _gain(s["unlearned_plain"], "sua", g))
+        for name in ("sua", "sua_plain"):
+            if name in s["stealth"]:
+                add(f"stealth/{name}/detector_auroc", s["stealth"][name]["detector_auroc"], scale=1)
     return {k: {"mean": float(np.mean(v)), "sd": float(np.std(v)), "n": len(v)} for k, v in rows.items()}
 
 
@@ -184,10 +188,20 @@ def markdown(report: dict[str, Any]) -> str:
         )
         lines += ["", f"Per-image PGD (not universal) on the attacker's images, split 0: gain {100 * pgd:.1f} points."]
     if "unlearned_plain/a_attacker_images/gain_sua" in s:
+        n = s["unlearned_plain/a_attacker_images/gain_sua"]["n"]
+        auroc = {k: s[f"stealth/{k}/detector_auroc"] for k in ("sua", "sua_plain")}
         lines += [
             "",
-            "Recovery without the stealth term (split 0), gain in points: "
-            + ", ".join(f"{g} {s['unlearned_plain/' + g + '/gain_sua']['mean']:.1f}" for g in GROUPS),
+            f"## The stealth term ({n} split(s))",
+            "",
+            "| | " + " | ".join(GROUPS) + " | detector AUROC |",
+            "|---|" + "---|" * (len(GROUPS) + 1),
+            "| gain with the term | "
+            + " | ".join(f(f"unlearned/{g}/gain_sua") for g in GROUPS)
+            + f" | {auroc['sua']['mean']:.3f} ± {auroc['sua']['sd']:.3f} |",
+            "| gain without it | "
+            + " | ".join(f(f"unlearned_plain/{g}/gain_sua") for g in GROUPS)
+            + f" | {auroc['sua_plain']['mean']:.3f} ± {auroc['sua_plain']['sd']:.3f} |",
         ]
     return "\n".join(lines) + "\n"
 
