@@ -266,7 +266,12 @@ def optimise(
         raise gr.Error(str(err)) from err
     steps = int(steps)
     key = request.session_hash or "local"
-    stop = _STOPS[key] = threading.Event()
+    stop = _STOPS.setdefault(key, threading.Event())  # armed at the click (arm_stop), or now for API callers
+    if stop.is_set():  # Stop was pressed while this run waited in the queue
+        if _STOPS.get(key) is stop:
+            _STOPS.pop(key)
+        yield gr.skip(), "stopped before it started", gr.skip(), gr.skip(), gr.skip()
+        return
     out_dir = Path(tempfile.mkdtemp(prefix="sua_noise_"))
     history: list[tuple[int, float]] = []
     last = 0.0
@@ -287,13 +292,22 @@ def optimise(
             raise gr.Error(str(err)) from err
         raise
     finally:
-        _STOPS.pop(key, None)
+        if _STOPS.get(key) is stop:
+            _STOPS.pop(key)
     path = save_noise(noise, out_dir / f"sua_{sess.name}_eps{eps:g}.safetensors")
     png = out_dir / f"sua_{sess.name}_eps{eps:g}_amplified.png"
     to_pil(amplified(noise.delta, noise.eps)).save(png)
     done = "stopped early" if noise.meta.get("stopped_early") else "done"
     status = f"{done}: {int(noise.meta.get('step', 0))} steps, final loss {noise.meta.get('loss', float('nan')):.3f}"
     yield loss_figure(history, steps), status, [str(path), str(png)], str(path), gr.update(value="optimised")
+
+
+def arm_stop(request: gr.Request) -> None:
+    """Runs unqueued at the Optimise click, so that a Stop pressed while the run still waits in the queue
+    (one optimisation runs at a time) cancels it when its turn comes."""
+    key = request.session_hash or "local"
+    if key not in _STOPS or _STOPS[key].is_set():
+        _STOPS[key] = threading.Event()
 
 
 def stop_optimising(request: gr.Request) -> str:
@@ -403,7 +417,7 @@ def build_app() -> gr.Blocks:
             [views, answers, metrics, note],
             api_name="answer",
         ).success(embedding_map, [*model_in, *image_in, *noise_in, denoiser], umap_plot, api_name="embedding_map")
-        opt_btn.click(
+        opt_btn.click(arm_stop, None, None, queue=False, api_name=False).then(
             optimise,
             [*model_in, eps, steps, opt_denoiser, stealth],
             [loss_plot, opt_status, download, optimised, noise_source],

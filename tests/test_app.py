@@ -196,3 +196,13 @@ def test_optimise_streams_progress_and_offers_the_noise(app):
     noise = load_noise(path, 64)
     assert float(noise.delta.abs().max()) <= 16 / 255 + 1e-6 and float(noise.delta.abs().max()) > 0
     assert len(fig.data[0].x) == 3
+
+
+def test_a_stop_pressed_while_queued_cancels_the_run(app):
+    """The click arms the stop before the run queues; a Stop pressed while it waits cancels it at its turn."""
+    request = gr.Request(session_hash="queued-stop")
+    app.arm_stop(request)
+    assert "stopping" in app.stop_optimising(request)
+    updates = list(app.optimise("idk", "", 16, 200, "gaussian", 1.0, request))
+    assert len(updates) == 1 and updates[0][1] == "stopped before it started"
+    assert "nothing is being optimised" in app.stop_optimising(request)
