@@ -1,5 +1,8 @@
 """End to end on a micro bench: finetune -> unlearn -> eval, through the saved folders, in well under a minute."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from sua_demo.config import TrainConfig, UnlearnConfig
@@ -53,8 +56,14 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
     after = forget_em(tmp_path / method, bench)
     assert after < before, (method, before, after, result.history)
     assert result.history[0]["step"] == 0 and result.steps <= 30
+    saved = json.loads((tmp_path / method / "sua_config.json").read_text())
+    assert (tmp_path / method / saved["start"]).resolve() == Path(vanilla_dir).resolve()  # relative: the folder moves
     if lora:
         assert (tmp_path / method / "adapter_model.safetensors").exists()
+        assert (
+            json.loads((tmp_path / method / "adapter_config.json").read_text())["base_model_name_or_path"]
+            == saved["start"]
+        )
 
 
 def test_every_method_is_registered():

@@ -149,13 +149,18 @@ def unlearn(
     return UnlearnResult(adapter, step, met, start_metrics["retain_em"], history)
 
 
+def _relative_start(start: str | Path, out_dir: str | Path) -> str:
+    """A local start folder named relative to the saved one, so the checkpoints folder can move as a whole
+    and names no machine's paths; a Hub id stays as it is."""
+    return os.path.relpath(Path(start).resolve(), Path(out_dir).resolve()) if Path(start).exists() else str(start)
+
+
 def _save(adapter: VisionLanguageAdapter, start: str | Path, out_dir: str | Path, configs: list, extra: dict) -> None:
     model = adapter.model
+    extra = {**extra, "start": _relative_start(start, out_dir)}
     if hasattr(model, "peft_config"):
-        # The adapter names its base relative to itself, so the checkpoints folder can move as a whole.
-        model.peft_config["default"].base_model_name_or_path = os.path.relpath(
-            Path(start).resolve(), Path(out_dir).resolve()
-        )
+        model.peft_config["default"].base_model_name_or_path = extra["start"]
+        model.get_base_model().config.name_or_path = extra["start"]  # what peft's model card names as the base
         save_model_dir(model, None, out_dir, configs, {**extra, "lora": True})
     else:
         save_model_dir(model, adapter.processor, out_dir, configs, extra)
