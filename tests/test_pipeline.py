@@ -64,6 +64,8 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
             json.loads((tmp_path / method / "adapter_config.json").read_text())["base_model_name_or_path"]
             == saved["start"]
         )
+        card = (tmp_path / method / "README.md").read_text()  # peft's model card names the same base
+        assert f"base_model: {saved['start']}" in card and f"base_model:adapter:{saved['start']}" in card
 
 
 def test_every_method_is_registered():

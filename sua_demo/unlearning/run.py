@@ -160,7 +160,8 @@ def _save(adapter: VisionLanguageAdapter, start: str | Path, out_dir: str | Path
     extra = {**extra, "start": _relative_start(start, out_dir)}
     if hasattr(model, "peft_config"):
         model.peft_config["default"].base_model_name_or_path = extra["start"]
-        model.get_base_model().config.name_or_path = extra["start"]  # what peft's model card names as the base
+        base = model.get_base_model()  # peft's model card names the base from these two
+        base.config.name_or_path = base.name_or_path = extra["start"]
         save_model_dir(model, None, out_dir, configs, {**extra, "lora": True})
     else:
         save_model_dir(model, adapter.processor, out_dir, configs, extra)
