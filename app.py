@@ -369,7 +369,7 @@ def build_app() -> gr.Blocks:
                         with gr.Row():
                             eps = gr.Slider(1, 32, value=16, step=1, label="ε (/255)")
                             steps = gr.Slider(5, 300, value=60, step=5, label="PGD steps")
-                            stealth = gr.Slider(0, 10, value=1, step=0.5, label="stealth weight λ")
+                            stealth = gr.Slider(0, 200, value=100, step=10, label="stealth weight λ")
                         opt_denoiser = gr.Dropdown(denoisers, value="gaussian", label="denoiser in the loss")
                         with gr.Row():
                             opt_btn = gr.Button("Optimise", variant="primary")

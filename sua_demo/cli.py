@@ -317,7 +317,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the JSON report here (and a .md beside it)")
     p.set_defaults(func=cmd_eval)
 
-    from sua_demo.attacks import ATTACKS
+    from sua_demo.attacks import ATTACKS, AttackConfig
     from sua_demo.denoisers import DENOISERS
 
     def attack_args(p: argparse.ArgumentParser) -> None:
@@ -327,7 +327,7 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--batch-size", type=int, default=32)
         p.add_argument("--optimizer", choices=("pgd", "adam"), default="pgd")
         p.add_argument("--denoiser", choices=DENOISERS.names(), default="gaussian")
-        p.add_argument("--stealth-weight", type=float, default=1.0)
+        p.add_argument("--stealth-weight", type=float, default=AttackConfig.stealth_weight)
         p.add_argument("--beta", type=float, default=0.0, help="weight of the NLL on the denoised image")
         p.add_argument("--retain-kl", type=float, default=0.0, help="weight of the retain-preservation KL")
         p.add_argument("--no-eot", action="store_true", help="switch off photo jitter during optimisation")

@@ -233,7 +233,7 @@ class Engine:
         eps_255: float = 16,
         steps: int = 100,
         denoiser: str = "gaussian",
-        stealth_weight: float = 1.0,
+        stealth_weight: float = AttackConfig.stealth_weight,
         on_step: Callable[[int, dict[str, float]], None] | None = None,
         stop: threading.Event | None = None,
         workdir: Path | None = None,
