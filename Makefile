@@ -38,8 +38,9 @@ checkpoints: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only grad_diff idk ga_lora kl_lora npo_lora
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-dncnn
 
+# Relative paths, so the reports name no machine's folders.
 noises: install
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-noises --models checkpoints/tiny-llava --out checkpoints/noise  # relative: reports name no machine's paths
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-noises --models checkpoints/tiny-llava --out checkpoints/noise
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

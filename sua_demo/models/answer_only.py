@@ -10,6 +10,7 @@ mask with `only_at`: a `generate` running in another thread (the app) sees the u
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -18,6 +19,7 @@ from typing import Any
 import torch
 
 _KEEP: ContextVar[torch.Tensor | None] = ContextVar("answer_positions", default=None)
+_INSTALL = threading.Lock()  # two first calls at once must not hook the MLP twice
 
 
 def _gather(module: torch.nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -35,16 +37,16 @@ def _scatter(module: torch.nn.Module, args: tuple[Any, ...], output: torch.Tenso
 
 def install(model: Any) -> bool:
     """Hook the last decoder block's MLP once; False where the decoder has no `layers[-1].mlp`."""
-    if getattr(model, "_sua_answer_only", None) is not None:
+    with _INSTALL:
+        if getattr(model, "_sua_answer_only", None) is None:
+            decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+            layers = getattr(decoder, "layers", None)
+            mlp = getattr(layers[-1], "mlp", None) if layers else None
+            if isinstance(mlp, torch.nn.Module):
+                mlp.register_forward_pre_hook(_gather)
+                mlp.register_forward_hook(_scatter)
+            model._sua_answer_only = isinstance(mlp, torch.nn.Module)
         return model._sua_answer_only
-    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
-    layers = getattr(decoder, "layers", None)
-    mlp = getattr(layers[-1], "mlp", None) if layers else None
-    if isinstance(mlp, torch.nn.Module):
-        mlp.register_forward_pre_hook(_gather)
-        mlp.register_forward_hook(_scatter)
-    model._sua_answer_only = isinstance(mlp, torch.nn.Module)
-    return model._sua_answer_only
 
 
 @contextmanager

@@ -152,8 +152,8 @@ class VisionLanguageAdapter(ABC):
         targets = batch["labels"][:, 1:]
         keep = targets != IGNORE  # the positions that predict an answer token
         # The last column is only ever a label, so the model reads one position fewer. Of the rest, only the
-        # answer-predicting positions (a few in forty) go through the vocabulary projection, a third of the
-        # tiny language model's work, and through the last block's MLP.
+        # answer-predicting positions (a few in forty) go through the vocabulary projection (most of the
+        # memory on a 32k-vocabulary model) and through the last block's MLP (a third of the tiny model's work).
         inputs = {k: batch[k][:, :-1] for k in ("input_ids", "attention_mask")}
         logits = self.lm_logits(inputs, features, keep)
         logp = -F.cross_entropy(logits.float(), targets[keep], reduction="none")
