@@ -331,9 +331,12 @@ def batch(model: str, custom: str, noise_source: str, noise_file: str | None, op
 
 # -- layout ----------------------------------------------------------------------------------
 def build_app() -> gr.Blocks:
+    from sua_demo.attacks import AttackConfig
     from sua_demo.denoisers import DENOISERS
     from sua_demo.engine import DEFAULT_MODEL, SHIPPED_MODELS
     from sua_demo.plots import STEALTH_CAPTION
+
+    recipe = AttackConfig()  # the sliders start where the CLI and the shipped noises do
 
     denoisers = [d for d in DENOISERS.names() if d != "ddpm"]  # the DDPM purifier ships no weights
     with gr.Blocks(title="SUA Lab") as demo:
@@ -367,10 +370,10 @@ def build_app() -> gr.Blocks:
                         noise_file = gr.File(label="noise .safetensors (for 'uploaded')", type="filepath")
                     with gr.Accordion("Optimise a noise now", open=False):
                         with gr.Row():
-                            eps = gr.Slider(1, 32, value=16, step=1, label="ε (/255)")
+                            eps = gr.Slider(1, 32, value=round(recipe.eps * 255), step=1, label="ε (/255)")
                             steps = gr.Slider(5, 300, value=60, step=5, label="PGD steps")
-                            stealth = gr.Slider(0, 200, value=100, step=10, label="stealth weight λ")
-                        opt_denoiser = gr.Dropdown(denoisers, value="gaussian", label="denoiser in the loss")
+                            stealth = gr.Slider(0, 200, value=recipe.stealth_weight, step=10, label="stealth weight λ")
+                        opt_denoiser = gr.Dropdown(denoisers, value=recipe.denoiser, label="denoiser in the loss")
                         with gr.Row():
                             opt_btn = gr.Button("Optimise", variant="primary")
                             stop_btn = gr.Button("Stop")

@@ -206,3 +206,14 @@ def test_a_stop_pressed_while_queued_cancels_the_run(app):
     updates = list(app.optimise("idk", "", 16, 200, "gaussian", 1.0, request))
     assert len(updates) == 1 and updates[0][1] == "stopped before it started"
     assert "nothing is being optimised" in app.stop_optimising(request)
+
+
+def test_the_optimise_controls_start_at_the_library_recipe(app):
+    """The app's sliders read AttackConfig, so a recipe change reaches the UI, the CLI and the shipped noises alike."""
+    from sua_demo.attacks import AttackConfig
+
+    recipe = AttackConfig()
+    labels = {b.label: b.value for b in app.build_app().blocks.values() if isinstance(b, gr.Slider | gr.Dropdown)}
+    assert labels["ε (/255)"] == round(recipe.eps * 255)
+    assert labels["stealth weight λ"] == recipe.stealth_weight
+    assert labels["denoiser in the loss"] == recipe.denoiser
