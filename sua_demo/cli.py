@@ -249,7 +249,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--people", type=int, default=100, help="number of fictitious people")
-    p.add_argument("--forget", type=int, default=10, choices=(5, 10, 15), help="forget split, percent of people")
+    p.add_argument("--forget", type=int, default=15, choices=(5, 10, 15), help="forget split, percent of people")
     p.add_argument("--bench-seed", type=int, default=0)
     p.add_argument("--mllmu", help="folder with MLLMU-Bench-format parquet instead of the synthetic bench")
     p.add_argument("--forget-split", default="forget_10", help="with --mllmu: which forget_K folder")

@@ -15,7 +15,9 @@ class BenchConfig:
     n_people: int = 100  # >= 100 so that forget 5/10/15% are whole, distinct groups
     photos_per_person: int = 7  # 5 train + 2 held out, as in the feasibility study
     train_photos: int = 5  # the rest are held out: no training ever sees them
-    forget_fraction: float = 0.10  # MLLMU-Bench's default forget_10 split
+    # MLLMU-Bench's forget_15 split: 15 forget people, so an attacker split of half has 8, as in the feasibility
+    # world. At forget_10 (5 attacker people) no attack variant lifted GradDiff past +17 on unseen photos.
+    forget_fraction: float = 0.15
     image_size: int = 128  # rendered size; the processor resizes to the model's input
     seed: int = 0
 

@@ -19,7 +19,7 @@ def bench():
 
 def test_default_bench_shape(bench):
     assert len(bench.people) >= 100
-    assert len(bench.forget_ids) == 10 and len(bench.retain_ids) == 90
+    assert len(bench.forget_ids) == 15 and len(bench.retain_ids) == 85
     names = [p.name for p in bench.people]
     assert len(set(names)) == len(names)
     for p in bench.people[:5]:
