@@ -52,9 +52,11 @@ A noise could also *write* an answer into the image. Every figure is therefore r
 - **people δ never saw** (marked *unseen by δ* in the gallery): recovery there is the paper's
   generalisation claim, measured rather than assumed.
 
-The shipped figures (`checkpoints/noise/*/report.md`) come from running these models: on the IDK
-model, δ brings back answers about forget people it never saw; on gradient-style unlearning
-(GradDiff, NPO, LoRA) the effect is much smaller. That contrast is a finding, not a bug.
+The shipped figures (`checkpoints/noise/*/report.md`) come from running these models: on the
+refusal-style IDK model and on full-parameter GradDiff, δ brings back answers about forget people it
+never saw (+17 and +19 points, against at most +4 for the same δ on the retrain control); the LoRA
+models unlearned to 0 % (GA, KL, NPO) give back no more than a δ can write in by itself. That
+contrast is a finding, not a bug.
 
 ## Ethics
 The 100 people here are fictitious: faces drawn by a program, names and facts sampled at random.

@@ -14,7 +14,7 @@ def predict(client, **kw):
     args = {
         "model": "idk",
         "custom": "",
-        "person": "2",
+        "person": "5",  # a forget person the shipped IDK noise never saw
         "photo": 5,
         "upload": None,
         "question": "",

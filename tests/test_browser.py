@@ -25,11 +25,13 @@ def test_shipped_noise_changes_an_answer_in_the_browser(app_url):
             page.goto(app_url)
             thumbs = page.locator("#people img")
             expect(thumbs).to_have_count(100, timeout=90_000)
-            thumbs.nth(1).click()  # the gallery lists forget people δ never saw first
             person = page.locator("#person input")
-            expect(person).to_have_value("#14 Aldo Dunmore (forget, unseen by δ)", timeout=30_000)
+            thumbs.nth(1).click()  # the gallery lists forget people δ never saw first
+            expect(person).to_have_value("#31 Odo Winslet (forget, unseen by δ)", timeout=30_000)
+            thumbs.nth(0).click()  # back to the first: the shipped noise brings two of its answers back
+            expect(person).to_have_value("#5 Elio Fennick (forget, unseen by δ)", timeout=30_000)
             page.locator("#run").click()
-            expect(page.locator("#note")).to_contain_text("#14 Aldo Dunmore", timeout=90_000)
+            expect(page.locator("#note")).to_contain_text("#5 Elio Fennick", timeout=90_000)
             cells = page.locator("#answers [role=gridcell]")
             expect(cells).to_have_count(25, timeout=30_000)
             texts = cells.all_inner_texts()
