@@ -343,7 +343,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--attack", choices=ATTACKS.names(), default="sua")
     p.add_argument("--split-seed", type=int, default=0)
     _model_args(p)
-    p.add_argument("--out", required=True, help="noise .safetensors (an existing one is resumed)")
+    p.add_argument("--out", required=True, help="noise .safetensors (resumed if it exists with the same settings)")
     p.set_defaults(func=cmd_attack)
 
     p = sub.add_parser("attack-eval", help="the recovery protocol with controls and stealth metrics")

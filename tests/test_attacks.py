@@ -1,4 +1,5 @@
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -132,6 +133,11 @@ def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_benc
     # Resuming a finished run does no further steps and returns the same delta.
     again = ATTACKS.get("sua")(micro_adapter, cfg).run(bank, examples, checkpoint=ckpt, progress=False)
     assert torch.equal(again.delta, noise.delta)
+    # A resume may run longer, but it may not optimise something else from another run's delta.
+    ATTACKS.get("sua")(micro_adapter, replace(cfg, steps=7)).run(bank, examples, checkpoint=ckpt, progress=False)
+    assert load_noise(ckpt).meta["step"] == 7
+    with pytest.raises(SuaError, match=r"stealth_weight=1.0 \(now 2.0\)"):
+        ATTACKS.get("sua")(micro_adapter, replace(cfg, stealth_weight=2.0)).run(bank, examples, checkpoint=ckpt)
 
 
 def test_stealth_term_has_a_gradient(micro_adapter, micro_bench):

@@ -24,11 +24,14 @@ from sua_demo.attacks.noise import Noise, load_noise, save_noise
 from sua_demo.attacks.speed import attack_mode, autocast_dtype, uncompile
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
+from sua_demo.errors import SuaError
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.registry import Registry
 
 log = logging.getLogger(__name__)
 StepCallback = Callable[[int, dict[str, float]], None]
+# Settings a resumed run may change: they set how long and how fast it runs, not what it optimises.
+RESUMABLE = ("steps", "checkpoint_every", "precision", "threads", "compile")
 
 
 @dataclass
@@ -112,6 +115,7 @@ class UniversalAttack(ABC):
         start = 0
         if checkpoint is not None and Path(checkpoint).exists():
             saved = load_noise(checkpoint, size_px)
+            _check_resumable(saved.meta.get("config"), cfg, checkpoint)
             delta, start = saved.delta.clone(), int(saved.meta.get("step", 0))
             log.info("resuming from %s at step %d", checkpoint, start)
         delta = delta.to(device).requires_grad_(True)
@@ -176,6 +180,18 @@ class UniversalAttack(ABC):
             self.cfg = replace(self.cfg, compile=False)
             return self._grad(args, dtype)  # a real error in the objective raises again, uncompiled
         return grad, {"loss": float(loss.detach()), **stats}
+
+
+def _check_resumable(saved: dict[str, Any] | None, cfg: AttackConfig, path: str | Path) -> None:
+    """A checkpoint resumes only the run that wrote it: other settings would silently mix two attacks, and a
+    finished one would come back as if it had been optimised with the new settings."""
+    if not isinstance(saved, dict):
+        return  # a noise file from elsewhere records no settings: resuming from it is the user's call
+    now = asdict(cfg)
+    changed = sorted(k for k in now if k not in RESUMABLE and k in saved and saved[k] != now[k])
+    if changed:
+        was = ", ".join(f"{k}={saved[k]!r} (now {now[k]!r})" for k in changed)
+        raise SuaError(f"{path} was written with other settings: {was}; delete it or choose another checkpoint")
 
 
 ATTACKS: Registry[UniversalAttack] = Registry("attack")
