@@ -46,7 +46,7 @@ class AttackConfig:
     denoiser: str = "gaussian"
     beta: float = 0.0  # weight of the answer NLL on D(x + delta)
     # lambda on 1 - cos(E(x + delta), E(D(x + delta))). At 1 the detector's AUROC moved 0.01 over 6 IDK splits;
-    # at 100 (the feasibility study's value) it fell from 0.83 to 0.69 at the same recovery.
+    # at 100 (the feasibility study's value) it falls from 0.75 to 0.67 at the same recovery (shipped report).
     stealth_weight: float = 100.0
     retain_kl_weight: float = 0.0  # keep retain answers as they were without delta
     eot: bool = True  # random photo jitter before delta at every step
