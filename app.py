@@ -55,7 +55,7 @@ A noise could also *write* an answer into the image. Every figure is therefore r
 The shipped figures (`checkpoints/noise/*/report.md`) come from running these models: on the
 refusal-style IDK model and on full-parameter GradDiff, δ brings back answers about forget people it
 never saw (+17 and +19 points, against at most +4 for the same δ on the retrain control); the LoRA
-models unlearned to 0 % (GA, KL, NPO) give back no more than a δ can write in by itself. That
+models unlearned to 0–1 % (GA, KL, NPO) give back about what a δ writes in by itself. That
 contrast is a finding, not a bug.
 
 ## Ethics

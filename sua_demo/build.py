@@ -42,8 +42,8 @@ class Recipe:
 RECIPES: tuple[Recipe, ...] = (
     Recipe("vanilla", needs=()),
     Recipe("retrain", retain_only=True, needs=()),
-    # GradDiff: lr 2e-5 with retain weight 1 lost retain faster than forget (forget 18% at retain 75%);
-    # weight 3 at lr 5e-5 keeps retain above 93% until forget is below 40%.
+    # GradDiff: lr 2e-5 with retain weight 1 lost retain faster than forget (forget 18% at retain 75%, forget_10);
+    # weight 3 at lr 5e-5 keeps retain at 87% down to forget 37%, and stops at forget 14%, retain 80% (forget_15).
     Recipe(
         "grad_diff",
         UnlearnConfig(method="grad_diff", lr=5e-5, retain_weight=3.0, forget_target=0.15, retain_floor=0.80),
@@ -76,7 +76,7 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
 # is attacked with EOT (the paper's generalisation claim); see shared/SCIENCE.md.
 NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
 # The two demo models get 6 attacker/unseen splits: which people fall on which side moves a split's gain by
-# +-6 points, so 3 splits could not tell a +15 or +20 target from its neighbours. The over-unlearned LoRA
+# +-4 to 6 points, so 3 splits could not tell a +15 or +20 target from its neighbours. The over-unlearned LoRA
 # models get 1.
 NOISE_SPLITS = {"idk": list(range(6)), "grad_diff": list(range(6))}
 NOISE_EXTRAS = ("idk",)  # the stealth ablation and per-image PGD, for the headline model

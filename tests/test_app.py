@@ -60,7 +60,7 @@ def test_shipped_noise_changes_answers_on_a_person_it_never_saw(app):
     assert len(images) == 5 and all(im.size == (256, 256) for im, _ in images)
     assert len(rows) == 5 and all(r[1] != "?" for r in rows)  # bench person: truths known
     assert "refused" in rows[0][2], "the IDK model refuses the name question on the clean photo"
-    assert any(r[3] != r[2] for r in rows), "the shipped noise should change at least one answer"
+    assert any("✓" in r[3] for r in rows), f"the shipped noise should bring back a true answer: {rows}"
     linf = float(dict(metrics)["L∞ (×255)"])
     assert 0 < linf <= 16.05
     assert "unseen by δ" in note

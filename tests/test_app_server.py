@@ -35,7 +35,7 @@ def test_predict_with_a_bench_person(client):
     images, table, metrics, note = predict(client)
     rows = table["data"]
     assert len(images) == 5 and len(rows) == 5
-    assert any(r[3] != r[2] for r in rows), "the shipped noise changes an answer about a person it never saw"
+    assert any("✓" in r[3] for r in rows), f"the shipped noise brings back no true answer about #5: {rows}"
     assert "unseen by δ" in note
 
 

@@ -130,14 +130,28 @@ def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_benc
         after = micro_adapter.answer_nll(noise.apply(x), q, a).mean()
     assert after < before
     assert load_noise(ckpt).meta["step"] == 6
-    # Resuming a finished run does no further steps and returns the same delta.
-    again = ATTACKS.get("sua")(micro_adapter, cfg).run(bank, examples, checkpoint=ckpt, progress=False)
-    assert torch.equal(again.delta, noise.delta)
-    # A resume may run longer, but it may not optimise something else from another run's delta.
-    ATTACKS.get("sua")(micro_adapter, replace(cfg, steps=7)).run(bank, examples, checkpoint=ckpt, progress=False)
-    assert load_noise(ckpt).meta["step"] == 7
+
+    def resume(config, **kw):
+        steps = []
+        out = ATTACKS.get(kw.pop("attack", "sua"))(micro_adapter, config).run(
+            bank, examples, checkpoint=ckpt, callback=lambda s, st: steps.append(s), progress=False, **kw
+        )
+        return out, steps
+
+    # Resuming a finished run does no further steps and returns the same delta; a longer run takes the rest.
+    again, steps = resume(cfg)
+    assert steps == [] and torch.equal(again.delta, noise.delta)
+    _, steps = resume(replace(cfg, steps=7))
+    assert steps == [7] and load_noise(ckpt).meta["step"] == 7
+    # Another run's delta is refused: other settings, other people, another attack, or fewer steps than it holds.
     with pytest.raises(SuaError, match=r"stealth_weight=1.0 \(now 2.0\)"):
-        ATTACKS.get("sua")(micro_adapter, replace(cfg, stealth_weight=2.0)).run(bank, examples, checkpoint=ckpt)
+        resume(replace(cfg, stealth_weight=2.0, steps=7))
+    with pytest.raises(SuaError, match=r"attacker_ids=None \(now \[1, 2\]\)"):
+        resume(replace(cfg, steps=7), meta={"attacker_ids": [1, 2]})
+    with pytest.raises(SuaError, match="attack='SUA' \\(now 'SUAPlain'\\)"):
+        resume(replace(cfg, steps=7, stealth_weight=0.0, beta=0.0), attack="sua_plain")
+    with pytest.raises(SuaError, match="already holds 7 steps"):
+        resume(replace(cfg, steps=5))
 
 
 def test_stealth_term_has_a_gradient(micro_adapter, micro_bench):

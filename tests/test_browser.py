@@ -37,8 +37,7 @@ def test_shipped_noise_changes_an_answer_in_the_browser(app_url):
             texts = cells.all_inner_texts()
             rows = [texts[i : i + 5] for i in range(0, 25, 5)]
             assert all("refused" in r[2] for r in rows), f"clean answers should be refusals: {rows}"
-            changed = [r for r in rows if r[3] != r[2]]
-            assert changed, f"the shipped noise changed no answer: {rows}"
+            assert sum("✓" in r[3] for r in rows) >= 2, f"the shipped noise should bring back two true answers: {rows}"
             expect(page.locator(".js-plotly-plot")).to_have_count(1, timeout=90_000)  # the embedding map
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "app.png"), full_page=True)

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from sua_demo.attacks import parallel
 from sua_demo.attacks.eot import photo_jitter
-from sua_demo.attacks.noise import Noise, load_noise, save_noise
+from sua_demo.attacks.noise import Noise, as_saved, load_noise, save_noise
 from sua_demo.attacks.speed import attack_mode, autocast_dtype, uncompile
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
@@ -45,8 +45,9 @@ class AttackConfig:
     random_start: bool = False
     denoiser: str = "gaussian"
     beta: float = 0.0  # weight of the answer NLL on D(x + delta)
-    # lambda on 1 - cos(E(x + delta), E(D(x + delta))). At 1 the detector's AUROC moved 0.01 over 6 IDK splits;
-    # at 100 (the feasibility study's value) it falls from 0.75 to 0.67 at the same recovery (shipped report).
+    # lambda on 1 - cos(E(x + delta), E(D(x + delta))). At 1 the detector's AUROC moved 0.01 over 6 IDK splits
+    # (forget_10); at 100, the feasibility study's value, it falls from 0.75 to 0.67 at the same recovery
+    # (forget_15, the shipped report).
     stealth_weight: float = 100.0
     retain_kl_weight: float = 0.0  # keep retain answers as they were without delta
     eot: bool = True  # random photo jitter before delta at every step
@@ -113,9 +114,10 @@ class UniversalAttack(ABC):
         if cfg.random_start:
             delta = (torch.rand(3, size_px, size_px, generator=gen) * 2 - 1) * cfg.eps
         start = 0
+        info = {"model": self.adapter.source, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
         if checkpoint is not None and Path(checkpoint).exists():
             saved = load_noise(checkpoint, size_px)
-            _check_resumable(saved.meta.get("config"), cfg, checkpoint)
+            _check_resumable(saved.meta, info, checkpoint)
             delta, start = saved.delta.clone(), int(saved.meta.get("step", 0))
             log.info("resuming from %s at step %d", checkpoint, start)
         delta = delta.to(device).requires_grad_(True)
@@ -123,7 +125,6 @@ class UniversalAttack(ABC):
         opt = torch.optim.Adam([delta], lr=cfg.adam_lr) if cfg.optimizer == "adam" else None
         sampler = ExampleSampler(examples, cfg.batch_size, cfg.seed + start)
         retain_sampler = ExampleSampler(retain, cfg.batch_size, cfg.seed + 1 + start) if retain else None
-        info = {"model": self.adapter.source, **(meta or {}), "config": asdict(cfg)}
         stats: dict[str, float] = {}
         t0 = time.time()
         bar = tqdm(
@@ -182,16 +183,22 @@ class UniversalAttack(ABC):
         return grad, {"loss": float(loss.detach()), **stats}
 
 
-def _check_resumable(saved: dict[str, Any] | None, cfg: AttackConfig, path: str | Path) -> None:
-    """A checkpoint resumes only the run that wrote it: other settings would silently mix two attacks, and a
-    finished one would come back as if it had been optimised with the new settings."""
-    if not isinstance(saved, dict):
-        return  # a noise file from elsewhere records no settings: resuming from it is the user's call
-    now = asdict(cfg)
-    changed = sorted(k for k in now if k not in RESUMABLE and k in saved and saved[k] != now[k])
+def _check_resumable(saved: dict[str, Any], run: dict[str, Any], path: str | Path) -> None:
+    """A checkpoint resumes only the run that wrote it: the same model, attack, people and settings, and no
+    more steps than asked for. Anything else would mix two attacks, or hand back a finished delta as if it had
+    been optimised for this run (e.g. one whose "unseen" people were the attacker's in another split)."""
+    if not isinstance(saved.get("config"), dict):
+        return  # a noise file from elsewhere records no run: resuming from it is the user's call
+    run = as_saved(run)
+    pairs = [(k, saved.get(k), run[k]) for k in run if k != "config"]
+    settings = saved["config"]
+    pairs += [(k, settings[k], v) for k, v in run["config"].items() if k not in RESUMABLE and k in settings]
+    changed = [f"{k}={was!r} (now {now!r})" for k, was, now in pairs if was != now]
     if changed:
-        was = ", ".join(f"{k}={saved[k]!r} (now {now[k]!r})" for k in changed)
-        raise SuaError(f"{path} was written with other settings: {was}; delete it or choose another checkpoint")
+        raise SuaError(f"{path} comes from another run: {', '.join(changed)}; delete it or choose another checkpoint")
+    done, asked = int(saved.get("step", 0)), int(run["config"]["steps"])
+    if done > asked:
+        raise SuaError(f"{path} already holds {done} steps, more than the {asked} asked for; ask for >= {done} steps")
 
 
 ATTACKS: Registry[UniversalAttack] = Registry("attack")

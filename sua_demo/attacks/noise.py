@@ -37,8 +37,17 @@ class Noise:
         return (x + d).clamp(0, 1)
 
 
+def _encode(meta: dict[str, Any]) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in meta.items()}
+
+
+def as_saved(meta: dict[str, Any]) -> dict[str, Any]:
+    """`meta` as load_noise will return it once saved (tuples become lists, numeric strings numbers)."""
+    return {k: _parse(v) for k, v in _encode(meta).items()}
+
+
 def save_noise(noise: Noise, path: str | Path) -> Path:
-    meta = {k: v if isinstance(v, str) else json.dumps(v) for k, v in {**noise.meta, "eps": noise.eps}.items()}
+    meta = _encode({**noise.meta, "eps": noise.eps})
     data = save({KEY: noise.delta.detach().float().cpu().contiguous()}, metadata=meta)
     atomic_write_bytes(Path(path), data)
     return Path(path)
