@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from sua_demo.config import CHECKPOINTS
+from sua_demo.config import CHECKPOINTS, BenchConfig
 from sua_demo.errors import SuaError
 
 TINY = CHECKPOINTS / "tiny-llava"
@@ -18,7 +18,6 @@ log = logging.getLogger("sua")
 def _bench(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from sua_demo.bench import build_bench
     from sua_demo.bench.mllmu import load_mllmu
-    from sua_demo.config import BenchConfig
 
     if getattr(args, "mllmu", None):
         return load_mllmu(args.mllmu, args.forget_split), BenchConfig()
@@ -248,9 +247,12 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--people", type=int, default=100, help="number of fictitious people")
-    p.add_argument("--forget", type=int, default=15, choices=(5, 10, 15), help="forget split, percent of people")
-    p.add_argument("--bench-seed", type=int, default=0)
+    bench = BenchConfig()  # the shipped checkpoints' bench, so that no flag means the same people
+    p.add_argument("--people", type=int, default=bench.n_people, help="number of fictitious people")
+    p.add_argument(
+        "--forget", type=int, default=round(bench.forget_fraction * 100), choices=(5, 10, 15), help="forget split, %"
+    )
+    p.add_argument("--bench-seed", type=int, default=bench.seed)
     p.add_argument("--mllmu", help="folder with MLLMU-Bench-format parquet instead of the synthetic bench")
     p.add_argument("--forget-split", default="forget_10", help="with --mllmu: which forget_K folder")
 
