@@ -18,6 +18,7 @@ import torch
 from sua_demo.attacks import AttackConfig
 from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig, TinyModelConfig, TrainConfig, UnlearnConfig
+from sua_demo.errors import MissingFileError, UnknownNameError
 from sua_demo.eval.evaluate import evaluate, markdown_table
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.io import atomic_write_text, write_json
@@ -59,7 +60,7 @@ def _order(only: list[str] | None) -> list[Recipe]:
     by_name = {r.name: r for r in RECIPES}
     unknown = sorted(set(only or []) - set(by_name))
     if unknown:
-        raise KeyError(f"unknown checkpoint(s) {unknown}; choose from {sorted(by_name)}")
+        raise UnknownNameError(f"unknown checkpoint(s) {unknown}; choose from {sorted(by_name)}")
     return [r for r in RECIPES if not only or r.name in only]
 
 
@@ -89,7 +90,7 @@ def build_noises(
     bench = build_bench(bench_cfg or BenchConfig())
     for name in only or NOISE_MODELS:
         if name not in NOISE_MODELS:
-            raise KeyError(f"no noise recipe for {name!r}; choose from {list(NOISE_MODELS)}")
+            raise UnknownNameError(f"no noise recipe for {name!r}; choose from {list(NOISE_MODELS)}")
         t0 = time.time()
         cfg = ProtocolConfig(attack=AttackConfig(), splits=NOISE_SPLITS.get(name, [0]), extras=name in NOISE_EXTRAS)
         folder = out / name
@@ -107,7 +108,7 @@ def build_all(out: Path, only: list[str] | None = None, bench_cfg: BenchConfig |
         folder = out / recipe.name
         for need in recipe.needs:
             if not (out / need / "config.json").exists():
-                raise FileNotFoundError(
+                raise MissingFileError(
                     f"{recipe.name} starts from {out / need}; build it first (sua build-all --only {need})"
                 )
         if recipe.unlearn is None:

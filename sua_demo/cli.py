@@ -250,7 +250,7 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     bench = BenchConfig()  # the shipped checkpoints' bench, so that no flag means the same people
     p.add_argument("--people", type=int, default=bench.n_people, help="number of fictitious people")
     p.add_argument(
-        "--forget", type=int, default=round(bench.forget_fraction * 100), choices=(5, 10, 15), help="forget split, %"
+        "--forget", type=int, default=round(bench.forget_fraction * 100), choices=(5, 10, 15), help="forget split, %%"
     )
     p.add_argument("--bench-seed", type=int, default=bench.seed)
     p.add_argument("--mllmu", help="folder with MLLMU-Bench-format parquet instead of the synthetic bench")
@@ -407,8 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         hf_logging.disable_progress_bar()  # per-shard bars of tiny models are noise; ours stay
     try:
         args.func(args)
-    except (SuaError, KeyError, FileNotFoundError) as err:
-        msg = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"sua: error: {msg}", file=sys.stderr)
+    except SuaError as err:
+        print(f"sua: error: {err}", file=sys.stderr)
         return 2
     return 0

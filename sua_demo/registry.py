@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from sua_demo.errors import UnknownNameError
+
 T = TypeVar("T")
 
 
@@ -28,7 +30,7 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            raise KeyError(f"unknown {self.kind} {name!r}; choose one of: {', '.join(self.names())}") from None
+            raise UnknownNameError(f"unknown {self.kind} {name!r}; choose one of: {', '.join(self.names())}") from None
 
     def names(self) -> list[str]:
         return sorted(self._items)

@@ -68,3 +68,33 @@ def test_bench_from_mllmu_folder_that_is_not_one(capsys, tmp_path):
 def test_unknown_method_is_rejected_by_argparse(capsys):
     with pytest.raises(SystemExit):
         main(["unlearn", "--method", "magic", "--out", "x"])
+
+
+def _subcommands(parser):
+    """Every (sub)command path of the CLI, e.g. ('bench', 'build'), found by walking argparse's tree."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (name,)
+                for rest in _subcommands(sub):
+                    yield (name, *rest)
+
+
+def test_help_works_on_every_subcommand(capsys):
+    from sua_demo.cli import parser
+
+    paths = list(_subcommands(parser()))
+    assert ("bench", "build") in paths and ("attack-eval",) in paths
+    for path in [(), *paths]:
+        with pytest.raises(SystemExit) as exit_info:
+            main([*path, "--help"])
+        out = capsys.readouterr()
+        assert exit_info.value.code == 0, (path, out.err)
+        assert "usage: sua" in out.out
+
+
+def test_a_bench_too_small_is_one_line(capsys, tmp_path):
+    code, _, err = run(capsys, "bench", "build", "--people", "3", "--out", str(tmp_path))
+    assert code == 2 and err.count("\n") == 1 and "at least 4 people" in err

@@ -11,7 +11,7 @@ from sua_demo.eval.evaluate import eval_groups, evaluate
 from sua_demo.models import load_adapter
 from sua_demo.training import finetune
 from sua_demo.unlearning import METHODS
-from sua_demo.unlearning.run import unlearn
+from sua_demo.unlearning.run import criterion, unlearn
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
     cfg = UnlearnConfig(
         method=method,
         lr=3e-3 if lora else 1e-3,
-        max_steps=40,
+        max_steps=80,
         eval_every=5,
         batch_size=8,
         forget_target=0.2,
@@ -55,7 +55,12 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
     result = unlearn(vanilla_dir, bench, bench_cfg, cfg, tmp_path / method, progress=False)
     after = forget_em(tmp_path / method, bench)
     assert after < before, (method, before, after, result.history)
-    assert result.history[0]["step"] == 0 and result.steps <= 30
+    # Behaviour, not a step count (that moves with the CPU's float kernels): the run stops at the first check
+    # that meets its rule, and no earlier check did.
+    assert result.history[0]["step"] == 0 and result.criterion_met, result.history
+    floor = cfg.retain_floor * result.reference_retain
+    met = [criterion(h, cfg, floor) for h in result.history]
+    assert met[-1] and not any(met[:-1]) and result.steps == result.history[-1]["step"]
     saved = json.loads((tmp_path / method / "sua_config.json").read_text())
     assert (tmp_path / method / saved["start"]).resolve() == Path(vanilla_dir).resolve()  # relative: the folder moves
     if lora:

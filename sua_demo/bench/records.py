@@ -12,6 +12,8 @@ from typing import Any, Literal
 import numpy as np
 from PIL import Image
 
+from sua_demo.errors import BadValueError, UnknownNameError
+
 Task = Literal["gen", "mc", "cloze", "look"]  # "look": training-only questions about what is visible
 Modality = Literal["image", "text"]
 PhotoSplit = Literal["train", "heldout"]
@@ -68,7 +70,7 @@ class Bench:
         self._by_id = {p.id: p for p in self.people}
         missing = sorted(set(self.forget_ids) - set(self._by_id))
         if missing:
-            raise ValueError(f"forget ids {missing} are not people of this benchmark")
+            raise BadValueError(f"forget ids {missing} are not people of this benchmark")
 
     @property
     def retain_ids(self) -> list[int]:
@@ -79,7 +81,7 @@ class Bench:
         try:
             return self._by_id[person_id]
         except KeyError:
-            raise KeyError(f"no person with ID {person_id} in this benchmark") from None
+            raise UnknownNameError(f"no person with ID {person_id} in this benchmark") from None
 
     def split_of(self, person_id: int) -> str:
         return "forget" if person_id in set(self.forget_ids) else "retain"

@@ -11,11 +11,12 @@ from sua_demo.bench.faces import render_face, sample_attributes, sample_jitters
 from sua_demo.bench.profiles import make_record, sample_facts, sample_names
 from sua_demo.bench.records import Bench, Person
 from sua_demo.config import BenchConfig
+from sua_demo.errors import BadValueError
 
 
 def forget_count(n_people: int, fraction: float) -> int:
     if not 0 < fraction < 1:
-        raise ValueError(f"forget fraction must be between 0 and 1, got {fraction}")
+        raise BadValueError(f"forget fraction must be between 0 and 1, got {fraction}")
     return max(1, round(n_people * fraction))
 
 
@@ -29,9 +30,9 @@ def build_bench(cfg: BenchConfig | None = None) -> Bench:
 def _build(*fields: object) -> Bench:
     cfg = BenchConfig(*fields)  # type: ignore[arg-type]
     if cfg.n_people < 4:
-        raise ValueError("a benchmark needs at least 4 people (multiple choice has four options)")
+        raise BadValueError("a benchmark needs at least 4 people (multiple choice has four options)")
     if not 0 < cfg.train_photos < cfg.photos_per_person:
-        raise ValueError("train_photos must leave at least one held-out photo per person")
+        raise BadValueError("train_photos must leave at least one held-out photo per person")
     rng = np.random.default_rng(cfg.seed)
     attributes = sample_attributes(cfg.n_people, rng)
     names = sample_names(cfg.n_people, rng)
