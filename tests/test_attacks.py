@@ -171,7 +171,9 @@ def test_stealth_term_has_a_gradient(micro_adapter, micro_bench):
 def test_random_noise_and_per_image_pgd(micro_adapter, micro_bench):
     bench, _ = micro_bench
     bank = ImageBank(bench, micro_adapter)
-    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:4]
+    # Mixed tasks over several people: per-image PGD batches by task, and must hand rows back in input order.
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen", "mc", "cloze"))[::3]
+    assert len({e.item.task for e in examples}) == 3 and len({(e.person_id, e.photo) for e in examples}) > 1
     noise = ATTACKS.get("random")(micro_adapter, AttackConfig(eps=4 / 255)).run(bank, examples)
     assert noise.delta.abs().max() <= 4 / 255 and noise.delta.std() > 0
     cfg = AttackConfig(steps=3, alpha=2 / 255, eps=4 / 255)

@@ -93,3 +93,30 @@ def test_shipped_dncnn_removes_gaussian_noise():
     with torch.no_grad():
         denoised = build_denoiser("dncnn")(noisy)
     assert (denoised - clean).pow(2).mean() < 0.7 * (noisy - clean).pow(2).mean()
+
+
+def test_per_image_pgd_bounds_the_universal_noise_on_its_own_images():
+    """The upper bound bounds: one delta per image reaches at least what the shipped universal delta reaches on
+    the attacker's own images (mixed tasks, as the protocol runs it), and far above clean."""
+    from dataclasses import replace
+
+    from sua_demo.attacks import AttackConfig, load_noise
+    from sua_demo.attacks.per_image import per_image_pgd
+    from sua_demo.eval.recovery import answers_with, attack_split, protocol_groups
+
+    folder = NOISE_ROOT / "idk"
+    if not folder.is_dir():
+        pytest.skip("no shipped IDK noise")
+    bench = build_bench(BenchConfig())
+    adapter = load_adapter(ROOT / "idk")
+    bank = ImageBank(bench, adapter)
+    noise = load_noise(folder / "delta_split0.safetensors")
+    split = attack_split(bench, 0.5, int(noise.meta["split_seed"]))
+    own = protocol_groups(bench, split)["a_attacker_images"]
+    own = [e for e in own if e.photo == 0]  # one photo of each attacker person, every task
+    cfg = replace(AttackConfig(), eot=False, steps=40, alpha=2 / 255)
+    pgd = score(own, answer(adapter, bank, own, images=per_image_pgd(adapter, bank, own, cfg, progress=False)))
+    universal = score(own, answers_with(adapter, bank, own, noise))
+    clean = score(own, answer(adapter, bank, own))
+    assert pgd["gen_em"] >= max(universal["gen_em"], clean["gen_em"] + 0.5), (pgd, universal, clean)
+    assert pgd["cloze_em"] >= universal["cloze_em"] and pgd["mc_acc"] >= universal["mc_acc"]

@@ -14,10 +14,12 @@ from sua_demo.models.base import VisionLanguageAdapter
 def per_image_pgd(
     adapter: VisionLanguageAdapter, bank: ImageBank, examples: list[Example], cfg: AttackConfig, progress: bool = True
 ) -> torch.Tensor:
-    """(N, 3, S, S) perturbed images, one PGD-sign run per example (its own question and answer)."""
+    """(N, 3, S, S) perturbed images in the order of `examples`, one PGD-sign run per example (its own question
+    and answer). Batches group examples by task, so rows are put back where their examples came from."""
     adapter.model.eval()
     adapter.model.requires_grad_(False)
-    out = []
+    row = {id(e): i for i, e in enumerate(examples)}
+    out: list[torch.Tensor | None] = [None] * len(examples)
     for chunk in tqdm(batches(examples, cfg.batch_size), desc="per-image PGD", disable=not progress):
         x = bank.get(chunk)
         if x is None:
@@ -30,5 +32,6 @@ def per_image_pgd(
             with torch.no_grad():
                 delta -= cfg.alpha * grad.sign()
                 delta.clamp_(-cfg.eps, cfg.eps)
-        out.append((x + delta.detach()).clamp(0, 1))
-    return torch.cat(out)
+        for e, adv in zip(chunk, (x + delta.detach()).clamp(0, 1), strict=True):
+            out[row[id(e)]] = adv
+    return torch.stack(out)  # type: ignore[arg-type]
