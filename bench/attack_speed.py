@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from sua_demo.attacks import ATTACKS, AttackConfig
-from sua_demo.attacks.speed import attack_mode, autocast_dtype
+from sua_demo.attacks.speed import attack_mode
 from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig
 from sua_demo.data import Example, ExampleSampler, ImageBank
@@ -35,6 +35,7 @@ from sua_demo.denoisers import build_denoiser
 from sua_demo.eval.recovery import attack_split, attacker_examples
 from sua_demo.models import load_adapter
 from sua_demo.models.base import IGNORE, VisionLanguageAdapter
+from sua_demo.precision import resolve
 
 MODEL = "checkpoints/tiny-llava/idk"
 
@@ -174,7 +175,7 @@ def main() -> None:
         keep("peak fp32", matmul_peak(torch.float32), larger=True)
         keep("peak bf16", matmul_peak(torch.bfloat16), larger=True)
 
-    default = "project " + ("bf16" if autocast_dtype("auto", adapter.device) else "fp32")
+    default = "project " + resolve("auto", adapter.device).name
     print(
         f"\nmodel {MODEL}, batch {args.batch}, denoiser {cfg.denoiser}, beta {cfg.beta}, {threads} threads, "
         f"best of {args.rounds} rounds; one step = {flops / 1e9:.1f} GFLOP (forward + backward)\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -36,6 +36,11 @@ class Recipe:
     retain_only: bool = False
     needs: tuple[str, ...] = field(default=("vanilla",))
 
+
+# Every shipped artefact is computed in fp32, whatever this machine's "auto" would pick: bf16 and fp32 give
+# different files, fp32 is fast on every CPU (bf16 is emulated, and 13-19x slower, on CPUs without native bf16),
+# so `make checkpoints` and `make noises` rebuild the same recipe anywhere.
+SHIPPED_PRECISION = "fp32"
 
 # The two demo models are full-parameter GradDiff and IDK (see shared/SCIENCE.md); GA, KL and NPO
 # ship as LoRA adapters on the language model, which keeps checkpoints/ small. They run their full
@@ -92,7 +97,8 @@ def build_noises(
         if name not in NOISE_MODELS:
             raise UnknownNameError(f"no noise recipe for {name!r}; choose from {list(NOISE_MODELS)}")
         t0 = time.time()
-        cfg = ProtocolConfig(attack=AttackConfig(), splits=NOISE_SPLITS.get(name, [0]), extras=name in NOISE_EXTRAS)
+        attack = AttackConfig(precision=SHIPPED_PRECISION)
+        cfg = ProtocolConfig(attack=attack, splits=NOISE_SPLITS.get(name, [0]), extras=name in NOISE_EXTRAS)
         folder = out / name
         shutil.rmtree(folder, ignore_errors=True)  # a rebuild starts fresh; resuming is for `sua attack`
         run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
@@ -112,8 +118,9 @@ def build_all(out: Path, only: list[str] | None = None, bench_cfg: BenchConfig |
                     f"{recipe.name} starts from {out / need}; build it first (sua build-all --only {need})"
                 )
         if recipe.unlearn is None:
-            finetune(bench, bench_cfg, TrainConfig(retain_only=recipe.retain_only), TinyModelConfig(), folder)
+            cfg = TrainConfig(retain_only=recipe.retain_only, precision=SHIPPED_PRECISION)
+            finetune(bench, bench_cfg, cfg, TinyModelConfig(), folder)
         else:
-            unlearn(out / "vanilla", bench, bench_cfg, recipe.unlearn, folder)
+            unlearn(out / "vanilla", bench, bench_cfg, replace(recipe.unlearn, precision=SHIPPED_PRECISION), folder)
         report = evaluate_dir(folder, bench_cfg)
         log.info("%s built in %.0f s\n%s", recipe.name, time.time() - t0, markdown_table(report))

@@ -56,6 +56,7 @@ class TrainConfig:
     looks_per_photo: int = 1  # extra "what colour is the hair?" questions: they teach the vision tower
     # what to look at, as LLaVA's captioning stage does, and speed up identity learning
     text_only_fraction: float = 0.15  # some name-keyed text questions, so text-only forms are learnt too
+    precision: str = "auto"  # "auto": bf16 autocast only where it is fast (sua_demo/precision.py), else fp32
     seed: int = 0
 
 
@@ -76,6 +77,7 @@ class UnlearnConfig:
     lora_rank: int = 8
     lora_alpha: int = 16
     lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    precision: str = "auto"  # as TrainConfig.precision
     seed: int = 0
 
 

@@ -21,11 +21,12 @@ from tqdm.auto import tqdm
 from sua_demo.attacks import parallel
 from sua_demo.attacks.eot import photo_jitter
 from sua_demo.attacks.noise import Noise, as_saved, load_noise, save_noise
-from sua_demo.attacks.speed import attack_mode, autocast_dtype, uncompile
+from sua_demo.attacks.speed import attack_mode, uncompile
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
 from sua_demo.errors import SuaError
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.precision import resolve
 from sua_demo.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class AttackConfig:
     eot: bool = True  # random photo jitter before delta at every step
     checkpoint_every: int = 25
     seed: int = 0
-    precision: str = "auto"  # "auto" (bf16 autocast where bf16 is native), "bf16" or "fp32"
+    precision: str = "auto"  # "auto": bf16 autocast only where it is fast (sua_demo/precision.py), else fp32
     threads: int = 0  # torch intra-op threads; 0: one per core, shared among processes of one machine
     compile: bool = False  # torch.compile the towers: opt-in, it did not pay off on CPU (bench/README.md)
 
@@ -89,9 +90,10 @@ class UniversalAttack(ABC):
         """Optimise delta; under a launcher with N processes each takes 1/N of every batch (same result)."""
         cfg = self.cfg
         device = self.adapter.device
-        dtype = autocast_dtype(cfg.precision, device)
-        with attack_mode(self.adapter.model, device, dtype, cfg.threads, cfg.compile):
-            return self._loop(bank, examples, retain, checkpoint, callback, progress, meta, dtype)
+        chosen = resolve(cfg.precision, device)
+        meta = {**(meta or {}), **chosen.as_meta()}
+        with attack_mode(self.adapter.model, device, chosen.dtype, cfg.threads, cfg.compile):
+            return self._loop(bank, examples, retain, checkpoint, callback, progress, meta, chosen.dtype)
 
     def _loop(
         self,
@@ -190,7 +192,7 @@ def _check_resumable(saved: dict[str, Any], run: dict[str, Any], path: str | Pat
     if not isinstance(saved.get("config"), dict):
         return  # a noise file from elsewhere records no run: resuming from it is the user's call
     run = as_saved(run)
-    pairs = [(k, saved.get(k), run[k]) for k in run if k != "config"]
+    pairs = [(k, saved.get(k), run[k]) for k in run if k != "config" and k.removesuffix("_reason") not in RESUMABLE]
     settings = saved["config"]
     pairs += [(k, settings[k], v) for k, v in run["config"].items() if k not in RESUMABLE and k in settings]
     changed = [f"{k}={was!r} (now {now!r})" for k, was, now in pairs if was != now]

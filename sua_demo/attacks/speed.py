@@ -19,23 +19,6 @@ import torch.nn.functional as F
 log = logging.getLogger(__name__)
 
 
-def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
-    """The autocast dtype of an AttackConfig.precision ("auto", "bf16" or "fp32"); None means fp32.
-
-    "auto" is bf16 everywhere bf16 matmuls are native: these CPUs multiply bf16 about twice as fast as
-    fp32, and the attack takes only the sign of the gradient, which bf16 keeps (recovery: bench/README.md).
-    """
-    if precision not in ("auto", "bf16", "fp32"):
-        raise ValueError(f"precision must be 'auto', 'bf16' or 'fp32', got {precision!r}")
-    if precision == "fp32":
-        return None
-    if device.type == "cuda" and not torch.cuda.is_bf16_supported():
-        if precision == "bf16":
-            raise ValueError("this GPU has no bf16; use precision='fp32'")
-        return None
-    return torch.bfloat16
-
-
 def _patch_linear(self: torch.nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
     """A patchify convolution (kernel == stride, no padding) as one matrix product over unfolded patches."""
     p, q = self.kernel_size

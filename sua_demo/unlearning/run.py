@@ -19,7 +19,8 @@ from sua_demo.data import ExampleSampler, ImageBank, image_examples, text_exampl
 from sua_demo.eval.evaluate import evaluate
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.loading import load_adapter
-from sua_demo.training import autocast, seed_everything
+from sua_demo.precision import resolve
+from sua_demo.training import seed_everything
 from sua_demo.unlearning.base import METHODS
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,6 @@ def unlearn(
     bench_cfg: BenchConfig,
     cfg: UnlearnConfig,
     out_dir: str | Path | None = None,
-    bf16: bool = True,
     progress: bool = True,
 ) -> UnlearnResult:
     seed_everything(cfg.seed)
@@ -91,6 +91,7 @@ def unlearn(
         reference.model.requires_grad_(False)
     method = method_cls(cfg, reference)
     bank = ImageBank(bench, adapter)
+    precision = resolve(cfg.precision, adapter.device)
     start_metrics = probe(adapter, bench, bank)
     floor = cfg.retain_floor * start_metrics["retain_em"]
     log.info("unlearn %s from %s: start %s, retain floor %.3f", cfg.method, start, start_metrics, floor)
@@ -116,7 +117,7 @@ def unlearn(
     bar = tqdm(total=cfg.max_steps, desc=f"unlearn {cfg.method}", disable=not progress)
     while step < cfg.max_steps and not met:
         adapter.model.train()
-        with autocast(bf16):
+        with precision.autocast(adapter.device):
             loss = method.compute_loss(adapter, bank, forget(), retain())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -143,7 +144,8 @@ def unlearn(
         kept = best[1]
     adapter.model.eval()
     log.info("unlearn %s: %d steps, %.0f s, criterion met: %s", cfg.method, step, time.time() - t0, met)
-    extra = {"steps": step, "kept_step": kept, "criterion_met": met, "start": str(start), "history": history}
+    extra = {"steps": step, "kept_step": kept, "criterion_met": met, "start": str(start), **precision.as_meta()}
+    extra["history"] = history
     if out_dir is not None:
         _save(adapter, start, out_dir, [bench_cfg, cfg], extra)
     return UnlearnResult(adapter, step, met, start_metrics["retain_em"], history)
