@@ -48,6 +48,24 @@ def test_records_use_mllmu_fields_and_all_tasks(bench):
     assert {q.fact for q in items if q.modality == "image"} == set(FACTS)
 
 
+def test_multiple_choice_styles(bench):
+    """The synthetic bench's target is the correct option's text; MLLMU-Bench's is its letter. Both keep the
+    letter, and reshuffling the options (training) moves the letter but never the truth."""
+    person = bench.people[0]
+    rec = person.record
+    text = [q for q in record_items(rec) if q.task == "mc"]
+    letter = [q for q in record_items(rec, "letter") if q.task == "mc"]
+    for t, item in zip(text, letter, strict=True):
+        assert t.answer == t.options["ABCD".index(t.letter)] == person.facts[t.fact] and not t.answer_is_letter
+        assert item.answer == item.letter == t.letter and item.answer_is_letter
+        assert t.question.endswith("Answer with the option.") and item.question.endswith("Answer with the letter.")
+    rng = np.random.default_rng(0)
+    for item in (text[1], letter[1]):
+        moved = [item.reshuffled(rng) for _ in range(8)]
+        assert {m.options["ABCD".index(m.letter)] for m in moved} == {item.options["ABCD".index(item.letter)]}
+        assert len({m.letter for m in moved}) > 1 and all(m.answer_is_letter == item.answer_is_letter for m in moved)
+
+
 def test_image_questions_never_leak_the_name(bench):
     for p in bench.people[:20]:
         for q in bench.items([p.id], tasks=("gen", "cloze"), modalities=("image",)):
@@ -74,7 +92,7 @@ def test_mllmu_parquet_roundtrip(micro_bench, tmp_path):
     bench, _ = micro_bench
     write_mllmu(bench, tmp_path)
     assert (tmp_path / "Full_Set").is_dir() and (tmp_path / "Test_Set").is_dir() and (tmp_path / "forget_25").is_dir()
-    loaded = load_mllmu(tmp_path, "forget_25")
+    loaded = load_mllmu(tmp_path, "forget_25", mc_style="text")
     assert loaded.forget_ids == bench.forget_ids
     for a, b in zip(bench.people, loaded.people, strict=True):
         assert a.record == b.record
@@ -111,6 +129,8 @@ def test_mllmu_loader_reads_released_style_rows_without_our_extras(tmp_path):
         pq.write_table(pa.Table.from_pylist([row]), tmp_path / name / "train.parquet")
     bench = load_mllmu(tmp_path, "forget_5")
     assert bench.forget_ids == [1] and bench.people[0].name == "Person 1"
+    (mc,) = bench.items([1], tasks=("mc",))
+    assert mc.answer == "B" and mc.answer_is_letter  # MLLMU-Bench data keeps its own (letter) style
     tasks = sorted((q.task, q.modality) for q in bench.items([1]))
     assert tasks == [("cloze", "text"), ("gen", "image"), ("mc", "image")]
 

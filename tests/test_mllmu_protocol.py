@@ -63,7 +63,7 @@ def test_released_layout_reads_test_set_photos_and_questions(tmp_path):
 def test_written_bench_has_test_set_questions(micro_bench, tmp_path):
     bench, _ = micro_bench
     write_mllmu(bench, tmp_path)
-    test = load_mllmu_test(tmp_path)
+    test = load_mllmu_test(tmp_path, mc_style="text")
     p = bench.people[0]
     assert len(test.person(p.id).photos) == len(p.photo_indices("heldout"))
     assert test.items([p.id]) == bench.items([p.id])

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
-from sua_demo.bench.records import Bench, Person
+from sua_demo.bench.records import Bench, McStyle, Person
 from sua_demo.errors import SuaError
 
 RECORD_FIELDS = ("ID", "biography", "Classification_Task", "Generation_Task", "Mask_Task")
@@ -70,8 +70,9 @@ def _image(cell: Any) -> Image.Image:
     return Image.open(io.BytesIO(data)).convert("RGB")
 
 
-def load_mllmu(root: str | Path, forget_split: str = "forget_10") -> Bench:
-    """Read MLLMU-Bench-format parquet into a Bench: Full_Set photos train, Test_Set photos are held out."""
+def load_mllmu(root: str | Path, forget_split: str = "forget_10", mc_style: McStyle = "letter") -> Bench:
+    """Read MLLMU-Bench-format parquet into a Bench: Full_Set photos train, Test_Set photos are held out.
+    Multiple choice targets the letter, as MLLMU-Bench scores it; "text" reads back a synthetic bench as built."""
     root = Path(root)
     if not (root / "Full_Set").is_dir():
         raise SuaError(f"{root} has no Full_Set/ folder; point to the folder that holds MLLMU-Bench's configs")
@@ -93,7 +94,7 @@ def load_mllmu(root: str | Path, forget_split: str = "forget_10") -> Bench:
     people = []
     for pid in sorted(records):
         people.append(Person(pid, _name(records[pid], pid), records[pid], train[pid] + heldout[pid], len(train[pid])))
-    return Bench(people, forget, source=str(root))
+    return Bench(people, forget, source=str(root), mc_style=mc_style)
 
 
 def _name(record: dict[str, Any], pid: int) -> str:
@@ -101,7 +102,7 @@ def _name(record: dict[str, Any], pid: int) -> str:
     return next((q["Ground_Truth"] for q in gen if q.get("Fact") == "name"), f"Person {pid}")
 
 
-def load_mllmu_test(root: str | Path, forget_split: str | None = None) -> Bench:
+def load_mllmu_test(root: str | Path, forget_split: str | None = None, mc_style: McStyle = "letter") -> Bench:
     """Test_Set alone as a Bench: each person's new photos (all held out) with the Test_Set's own questions.
 
     This is what the reference SUA protocol attacks and scores (`sua mllmu-protocol`); the biography and name
@@ -127,4 +128,4 @@ def load_mllmu_test(root: str | Path, forget_split: str | None = None) -> Bench:
             raise SuaError(f"{root} has no {forget_split}/ folder")
         ids = {p.id for p in people}
         forget = sorted({int(r["ID"]) for r in _read(root / forget_split)} & ids)
-    return Bench(people, forget, source=f"{root} (Test_Set)")
+    return Bench(people, forget, source=f"{root} (Test_Set)", mc_style=mc_style)

@@ -18,7 +18,12 @@ Task = Literal["gen", "mc", "cloze", "look"]  # "look": training-only questions 
 Modality = Literal["image", "text"]
 PhotoSplit = Literal["train", "heldout"]
 OPTION_LETTERS = ("A", "B", "C", "D")
-MC_INSTRUCTION = "Answer with the letter."
+# Multiple choice comes in two styles. "letter" is MLLMU-Bench's: the target is the option's letter. The tiny
+# model never learned to map a fact to the letter of an option that moves (vanilla stayed near chance, 26-34 %
+# with 4 options), so the synthetic bench's style is "text": the target is the correct option's own words,
+# and a model must still know which of the four it is (a model that never saw the person is at chance).
+McStyle = Literal["text", "letter"]
+MC_INSTRUCTION: dict[str, str] = {"text": "Answer with the option.", "letter": "Answer with the letter."}
 CLOZE_INSTRUCTION = "Fill in the [Blank]."
 
 
@@ -47,17 +52,24 @@ class QAItem:
     fact: str = ""  # which profile fact it asks about, where known
     options: tuple[str, ...] = ()  # multiple choice only: the option texts, A first
     stem: str = ""  # multiple choice only: the question without its options
+    letter: str = ""  # multiple choice only: the correct option's letter (the answer itself in "letter" style)
+
+    @property
+    def answer_is_letter(self) -> bool:
+        return self.task == "mc" and self.answer == self.letter
 
     def reshuffled(self, rng: np.random.Generator) -> QAItem:
         """The same multiple-choice question with its options in a new order (training only): a fixed order
-        per person lets a model memorise the letter from the text and never look at the image."""
+        per person lets a model memorise the position from the text and never look at the image."""
         if self.task != "mc":
             return self
-        truth = self.options[OPTION_LETTERS.index(self.answer)]
+        truth = self.options[OPTION_LETTERS.index(self.letter)]
         order = [self.options[i] for i in rng.permutation(len(self.options))]
         letter = OPTION_LETTERS[order.index(truth)]
-        question = format_mc(self.stem, dict(zip(OPTION_LETTERS, order, strict=False)))
-        return replace(self, question=question, answer=letter, options=tuple(order))
+        style: McStyle = "letter" if self.answer_is_letter else "text"
+        question = format_mc(self.stem, dict(zip(OPTION_LETTERS, order, strict=False)), style)
+        answer = letter if style == "letter" else self.answer
+        return replace(self, question=question, answer=answer, options=tuple(order), letter=letter)
 
 
 @dataclass
@@ -65,6 +77,7 @@ class Bench:
     people: list[Person]
     forget_ids: list[int]
     source: str = "synthetic"
+    mc_style: McStyle = "text"  # "letter" for MLLMU-Bench data: what its own evaluation expects
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.people}
@@ -101,13 +114,14 @@ class Bench:
     ) -> list[QAItem]:
         out = []
         for pid in person_ids:
-            out += [q for q in record_items(self.person(pid).record) if q.task in tasks and q.modality in modalities]
+            items = record_items(self.person(pid).record, self.mc_style)
+            out += [q for q in items if q.task in tasks and q.modality in modalities]
         return out
 
 
-def format_mc(question: str, options: dict[str, str]) -> str:
+def format_mc(question: str, options: dict[str, str], style: McStyle = "text") -> str:
     opts = " ".join(f"{k}. {options[k]}" for k in OPTION_LETTERS if k in options)
-    return f"{question} {opts} {MC_INSTRUCTION}"
+    return f"{question} {opts} {MC_INSTRUCTION[style]}"
 
 
 def format_cloze(question: str) -> str:
@@ -118,8 +132,9 @@ def _modality(kind: str) -> Modality:
     return "image" if kind.lower().startswith("image") else "text"
 
 
-def record_items(record: dict[str, Any]) -> list[QAItem]:
-    """Flatten one MLLMU-Bench record into QA items (the same for synthetic and downloaded data)."""
+def record_items(record: dict[str, Any], mc_style: McStyle = "text") -> list[QAItem]:
+    """Flatten one MLLMU-Bench record into QA items (the same for synthetic and downloaded data); multiple
+    choice targets the correct option's text or its letter, by `mc_style`."""
     pid = int(record["ID"])
     items: list[QAItem] = []
     for q in record.get("Generation_Task") or []:
@@ -128,11 +143,11 @@ def record_items(record: dict[str, Any]) -> list[QAItem]:
     for key, modality in (("Image_Textual_Questions", "image"), ("Pure_Text_Questions", "text")):
         for q in cls.get(key) or []:
             options = {k: str(v) for k, v in q["Options"].items() if v is not None}
-            question = format_mc(q["Question"], options)
+            question = format_mc(q["Question"], options, mc_style)
             texts = tuple(options[k] for k in OPTION_LETTERS if k in options)
-            items.append(
-                QAItem(pid, "mc", modality, question, str(q["Correct_Answer"]), q.get("Fact", ""), texts, q["Question"])
-            )
+            letter = str(q["Correct_Answer"])
+            answer = letter if mc_style == "letter" else options[letter]
+            items.append(QAItem(pid, "mc", modality, question, answer, q.get("Fact", ""), texts, q["Question"], letter))
     for q in record.get("Mask_Task") or []:
         items.append(
             QAItem(

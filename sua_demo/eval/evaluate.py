@@ -34,7 +34,7 @@ def score(examples: list[Example], answers: list[str]) -> Scores:
     acc: dict[str, list[float]] = defaultdict(list)
     for ex, ans in zip(examples, answers, strict=True):
         t = ex.item.task
-        ok = choice_match(ans, ex.item.answer) if t == "mc" else exact_match(ans, ex.item.answer)
+        ok = choice_match(ans, ex.item.answer) if ex.item.answer_is_letter else exact_match(ans, ex.item.answer)
         acc[f"{t}_{'acc' if t == 'mc' else 'em'}"].append(float(ok))
         acc[f"{t}_refusal"].append(float(is_refusal(ans)))
         acc[f"{t}_first_token_refusal"].append(float(first_token_refusal(ans)))

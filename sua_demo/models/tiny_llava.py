@@ -22,11 +22,11 @@ from transformers import (
 from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
 from sua_demo.bench.profiles import look_items
-from sua_demo.bench.records import Bench, record_items
+from sua_demo.bench.records import Bench
 from sua_demo.config import TinyModelConfig
+from sua_demo.eval.refusal import IDK_ANSWER
 
 PAD, BOS, EOS, UNK, IMAGE = "<pad>", "<s>", "</s>", "<unk>", "<image>"
-REFUSAL = "I do not know"
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"
     "{% if message['role'] == 'user' %}USER: "
@@ -40,10 +40,10 @@ _WORD = re.compile(r"\w+|[^\w\s]")
 
 def bench_corpus(bench: Bench) -> list[str]:
     """Every string the model will read or write, so the word-level vocabulary covers them all."""
-    texts = ["USER: ASSISTANT:", REFUSAL, "A B C D"]
+    texts = ["USER: ASSISTANT:", IDK_ANSWER, "A B C D"]
     for person in bench.people:
         texts.append(person.record["biography"])
-        texts += [f"{q.question} {q.answer}" for q in record_items(person.record)]
+        texts += [f"{q.question} {q.answer}" for q in bench.items([person.id])]
         texts += [f"{q.question} {q.answer}" for q in look_items(person.id, person.attributes)]
     return texts
 
