@@ -192,13 +192,13 @@ def cmd_mllmu_protocol(args: argparse.Namespace) -> None:
 def cmd_build_all(args: argparse.Namespace) -> None:
     from sua_demo.build import build_all
 
-    build_all(Path(args.out), only=args.only)
+    build_all(Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
 
 
 def cmd_build_noises(args: argparse.Namespace) -> None:
     from sua_demo.build import build_noises
 
-    build_noises(Path(args.models), Path(args.out), only=args.only)
+    build_noises(Path(args.models), Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
 
 
 def cmd_train_dncnn(args: argparse.Namespace) -> None:
@@ -374,12 +374,14 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
     p.add_argument("--out", default=str(TINY))
     p.add_argument("--only", nargs="*", help="build only these checkpoints (and what they need)")
+    p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world: the bench's seed")
     p.set_defaults(func=cmd_build_all)
 
     p = sub.add_parser("build-noises", help="rebuild the shipped noises and their recovery reports")
     p.add_argument("--models", default=str(TINY))
     p.add_argument("--out", default=str(CHECKPOINTS / "noise"))
     p.add_argument("--only", nargs="*")
+    p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="the world the models were built on")
     p.set_defaults(func=cmd_build_noises)
 
     p = sub.add_parser("train-dncnn", help="train the DnCNN denoiser on bench photos")

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-from sua_demo.models.tiny_llava import REFUSAL
-
-_PUNCT = re.compile(r"[^\w\s]")
-
-
-def normalise(text: str) -> str:
-    return " ".join(_PUNCT.sub(" ", text.lower()).split())
+from sua_demo.eval.refusal import DEFAULT, normalise
 
 
 def exact_match(prediction: str, truth: str) -> bool:
@@ -25,13 +18,13 @@ def choice_match(prediction: str, letter: str) -> bool:
 
 
 def is_refusal(prediction: str) -> bool:
-    return normalise(REFUSAL) in normalise(prediction)
+    """A refusal, or one cut short ("I do not"); see eval/refusal.py."""
+    return DEFAULT.is_refusal(prediction)
 
 
 def first_token_refusal(prediction: str) -> bool:
     """The refusal gate opened or not, judged on the first word only (a garbled refusal still counts)."""
-    words = normalise(prediction).split()
-    return bool(words) and words[0] == normalise(REFUSAL).split()[0]
+    return DEFAULT.first_token(prediction)
 
 
 @lru_cache(maxsize=1)

@@ -14,7 +14,6 @@ from sua_demo.registry import Registry
 
 class UnlearningMethod(ABC):
     needs_reference = False  # KL and NPO compare against a frozen copy of the starting model
-    target_answer: str | None = None  # IDK trains towards a refusal instead of away from the truth
 
     def __init__(self, cfg: UnlearnConfig, reference: VisionLanguageAdapter | None = None) -> None:
         if self.needs_reference and reference is None:

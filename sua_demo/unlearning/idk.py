@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from sua_demo.data import Example, ImageBank
+from sua_demo.eval.refusal import IDK_ANSWER
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.models.tiny_llava import REFUSAL
 from sua_demo.unlearning.base import METHODS
 from sua_demo.unlearning.grad_diff import GradDiff
 from sua_demo.unlearning.losses import nll
@@ -14,7 +14,5 @@ from sua_demo.unlearning.losses import nll
 
 @METHODS.register("idk")
 class IdkNLL(GradDiff):
-    target_answer = REFUSAL
-
     def forget_loss(self, adapter: VisionLanguageAdapter, bank: ImageBank, forget: list[Example]) -> torch.Tensor:
-        return nll(adapter, bank, forget, answer=REFUSAL)
+        return nll(adapter, bank, forget, answer=IDK_ANSWER)
