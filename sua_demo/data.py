@@ -44,6 +44,11 @@ class ImageBank:
         return self.tensor[rows, cols]
 
 
+def questions_answers(chunk: list[Example], answer: str | None = None) -> tuple[list[str], list[str]]:
+    """The questions and answers of a batch; `answer` replaces every target (the refusal, for IDK)."""
+    return [e.item.question for e in chunk], [answer or e.item.answer for e in chunk]
+
+
 def image_examples(
     bench: Bench,
     person_ids: list[int],

@@ -284,7 +284,7 @@ def test_a_failing_compile_falls_back_to_eager(micro_adapter, micro_bench, monke
 
 
 def test_length_buckets_give_the_single_pass_nll(micro_adapter, micro_bench):
-    from sua_demo.attacks.sua import bucketed_nll
+    from sua_demo.attacks.sua import bucketed_loss
 
     bench, _ = micro_bench
     bank = ImageBank(bench, micro_adapter)
@@ -292,9 +292,45 @@ def test_length_buckets_give_the_single_pass_nll(micro_adapter, micro_bench):
     q, a = [e.item.question for e in examples], [e.item.answer for e in examples]
     with torch.no_grad():
         feats = micro_adapter.image_features(micro_adapter.pixel_values(bank.get(examples)))
-        torch.testing.assert_close(
-            bucketed_nll(micro_adapter, feats, q, a), micro_adapter.nll_from_features(feats, q, a), atol=1e-5, rtol=1e-5
-        )
+        single = micro_adapter.nll_from_features(feats, q, a)
+        torch.testing.assert_close(bucketed_loss(micro_adapter, feats, q, a), single, atol=1e-5, rtol=1e-5)
+
+
+def test_margin_loss_saturates_once_the_target_leads():
+    """The margin answer term pushes a token until it leads every other by `margin`, then lets it be."""
+    from sua_demo.attacks.sua import token_margin
+
+    logits = torch.tensor([[5.0, 1.0, 0.0], [1.0, 1.5, 0.0], [0.0, 0.0, 3.0]], requires_grad=True)
+    targets = torch.tensor([0, 0, 1])
+    loss = token_margin(2.0)(logits, targets)
+    torch.testing.assert_close(loss, torch.tensor([0.0, 2.5, 5.0]))  # leads by 4; trails by .5; trails by 3
+    loss.sum().backward()
+    assert logits.grad[0].abs().sum() == 0 and logits.grad[1, 0] < 0 and logits.grad[2, 2] > 0
+
+
+def test_the_l2_attack_keeps_its_ball_and_declares_its_linf(micro_adapter, micro_bench):
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))
+    cfg = AttackConfig(eps=4 / 255, alpha=2 / 255, steps=3, batch_size=4, random_start=True, precision="fp32")
+    attack = ATTACKS.get("sua_l2")(micro_adapter, cfg)
+    noise = attack.run(bank, examples, progress=False)
+    radius = cfg.eps * noise.delta.numel() ** 0.5
+    assert float(noise.delta.norm()) <= radius * (1 + 1e-5) and noise.meta["norm"] == "l2"
+    assert noise.eps == pytest.approx(float(noise.delta.abs().max()))
+    x = bank.get(examples[:2])
+    adv = attack.perturb_each(x, examples[:2], bank, steps=2)  # one delta per image, each in its own ball
+    assert ((adv - x).flatten(1).norm(dim=1) <= radius * (1 + 1e-5)).all()
+
+
+def test_the_best_delta_is_kept_beside_the_last(micro_adapter, micro_bench):
+    bench, _ = micro_bench
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))
+    attack = ATTACKS.get("sua")(micro_adapter, AttackConfig(steps=6, batch_size=4, alpha=4 / 255, precision="fp32"))
+    last = attack.run(ImageBank(bench, micro_adapter), examples, progress=False)
+    best = attack.best
+    assert best is not None and 1 <= best.meta["step"] <= 6 and best.meta["kept"] == "best"
+    assert best.delta.abs().max() <= last.eps + 1e-6 and last.meta["step"] == 6
 
 
 def test_answer_only_mlp_leaves_other_threads_alone(micro_adapter, micro_bench):

@@ -1,4 +1,5 @@
-"""Attacks, torchattacks-style: the base class owns the chores, a subclass writes only its objective.
+"""Attacks, torchattacks-style: the base class owns the chores, a subclass writes its objective (and, for another
+norm, its update and projection).
 
 Chores: eval mode and frozen weights, seeding, the L-inf projection, clamping x + delta to [0, 1],
 batch sampling, EOT, periodic checkpoints of delta (an interrupted run resumes) and progress; and the
@@ -8,6 +9,7 @@ speed settings (attacks/speed.py) and data parallelism over processes (attacks/p
 from __future__ import annotations
 
 import logging
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from sua_demo.attacks.noise import Noise, as_saved, load_noise, save_noise
 from sua_demo.attacks.speed import attack_mode, uncompile
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
-from sua_demo.errors import SuaError
+from sua_demo.errors import BadValueError, SuaError
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.precision import resolve
 from sua_demo.registry import Registry
@@ -39,17 +41,21 @@ RESUMABLE = ("steps", "checkpoint_every", "precision", "threads", "compile")
 class AttackConfig:
     eps: float = 16 / 255  # the paper's budget; the public reference code uses 12/255
     alpha: float = 1 / 255  # PGD sign step
+    alpha_schedule: str = "constant"  # "constant", or "cosine": from alpha down to alpha / 10 at the last step
     steps: int = 100
     batch_size: int = 32
     optimizer: str = "pgd"  # "pgd" (sign steps) or "adam" (fits the attacker's own images best)
     adam_lr: float = 2 / 255
     random_start: bool = False
+    loss: str = "nll"  # the answer term (attacks/sua.py): "nll", or "margin" (saturating per-token margin)
+    margin: float = 2.0  # logit margin at which the "margin" loss stops pushing a token
     denoiser: str = "gaussian"
     beta: float = 0.0  # weight of the answer NLL on D(x + delta)
     # lambda on 1 - cos(E(x + delta), E(D(x + delta))). At 1 the detector's AUROC moved 0.01 over 6 IDK splits
     # (forget_10); at 100, the feasibility study's value, it falls from 0.75 to 0.67 at the same recovery
     # (forget_15, the shipped report).
     stealth_weight: float = 100.0
+    stealth_grad: bool = True  # False: the cosine term computed under no_grad, as the public code has it
     retain_kl_weight: float = 0.0  # keep retain answers as they were without delta
     eot: bool = True  # random photo jitter before delta at every step
     checkpoint_every: int = 25
@@ -60,23 +66,74 @@ class AttackConfig:
 
 
 class UniversalAttack(ABC):
-    """Optimise one delta (3, S, S) for all images of the attacker's set."""
+    """Optimise one delta (3, S, S) in [-eps, eps] for all images of the attacker's set, x + delta in [0, 1].
+
+    The loop (sampling, EOT, precision, checkpoints, resume, data parallelism, progress) lives here; a subclass
+    writes its `objective` and, for another norm or update rule, overrides `init_delta`, `update` and `project`
+    (L-inf sign steps by default). `perturb_each` runs the same objective and hooks with one delta per image.
+    """
+
+    norm = "linf"
 
     def __init__(self, adapter: VisionLanguageAdapter, cfg: AttackConfig) -> None:
-        if not 0 < cfg.eps <= 1:
-            raise ValueError(f"eps must be in (0, 1], got {cfg.eps}")
+        if not (isinstance(cfg.eps, (int, float)) and 0 < cfg.eps <= 1):
+            raise BadValueError(f"eps must be in (0, 1] (pixel units; 16/255 = {16 / 255:.4f}), got {cfg.eps}")
         if cfg.optimizer not in ("pgd", "adam"):
-            raise ValueError(f"optimizer must be 'pgd' or 'adam', got {cfg.optimizer!r}")
+            raise BadValueError(f"optimizer must be 'pgd' or 'adam', got {cfg.optimizer!r}")
+        if cfg.alpha_schedule not in ("constant", "cosine"):
+            raise BadValueError(f"alpha_schedule must be 'constant' or 'cosine', got {cfg.alpha_schedule!r}")
+        for name in ("alpha", "stealth_weight", "beta", "retain_kl_weight", "adam_lr", "margin"):
+            value = getattr(cfg, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise BadValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not (
+            isinstance(cfg.steps, int) and cfg.steps >= 0 and isinstance(cfg.batch_size, int) and cfg.batch_size > 0
+        ):
+            raise BadValueError(f"steps must be >= 0 and batch_size >= 1, got {cfg.steps!r} and {cfg.batch_size!r}")
         self.adapter = adapter
         self.cfg = cfg
         self.denoiser = build_denoiser(cfg.denoiser)
+        self._adam: torch.optim.Optimizer | None = None
+        self.best: Noise | None = None  # the delta at the lowest smoothed loss of the last run
 
     @abstractmethod
     def objective(
         self, x: torch.Tensor, delta: torch.Tensor, chunk: list[Example], retain: list[Example] | None, bank: ImageBank
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        """Scalar loss to minimise, plus figures to log."""
+        """Scalar loss to minimise, plus figures to log. `delta` is (3, S, S), or (N, 3, S, S) per image."""
 
+    # -- the hooks: where delta starts, how a step moves it, and the set it stays in ------------------------------
+    def init_delta(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+        if self.cfg.random_start:
+            return (torch.rand(shape, generator=generator) * 2 - 1) * self.cfg.eps
+        return torch.zeros(shape)
+
+    def step_size(self, step: int) -> float:
+        cfg = self.cfg
+        if cfg.alpha_schedule == "cosine" and cfg.steps > 1:
+            t = step / (cfg.steps - 1)
+            return cfg.alpha * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
+        return cfg.alpha
+
+    def update(self, delta: torch.Tensor, grad: torch.Tensor, step: int) -> None:
+        """One descent step on delta, in place: the L-inf steepest step (sign), or Adam."""
+        if self.cfg.optimizer == "adam":
+            if self._adam is None:
+                self._adam = torch.optim.Adam([delta], lr=self.cfg.adam_lr)
+            delta.grad = grad
+            self._adam.step()
+        else:
+            delta -= self.step_size(step) * grad.sign()
+
+    def project(self, delta: torch.Tensor) -> None:
+        """Back into the budget, in place."""
+        delta.clamp_(-self.cfg.eps, self.cfg.eps)
+
+    def noise_eps(self, delta: torch.Tensor) -> float:
+        """The L-inf bound a saved noise declares (and load_noise checks)."""
+        return self.cfg.eps
+
+    # -- the loops -------------------------------------------------------------------------------------------
     def run(
         self,
         bank: ImageBank,
@@ -95,6 +152,27 @@ class UniversalAttack(ABC):
         with attack_mode(self.adapter.model, device, chosen.dtype, cfg.threads, cfg.compile):
             return self._loop(bank, examples, retain, checkpoint, callback, progress, meta, chosen.dtype)
 
+    def perturb_each(
+        self, x: torch.Tensor, chunk: list[Example], bank: ImageBank, steps: int | None = None
+    ) -> torch.Tensor:
+        """(N, 3, S, S) x + delta_i with one delta per image (no EOT): the same objective and hooks, the bound on
+        what the budget can do to a seen image. Each row's loss depends on its own delta only."""
+        cfg = self.cfg
+        device = self.adapter.device
+        chosen = resolve(cfg.precision, device)
+        x = x.to(device)
+        self._adam = None
+        delta = self.init_delta(tuple(x.shape), torch.Generator().manual_seed(cfg.seed)).to(device)
+        delta.requires_grad_(True)
+        with attack_mode(self.adapter.model, device, chosen.dtype, cfg.threads, cfg.compile):
+            for step in range(cfg.steps if steps is None else steps):
+                grad, _ = self._grad((x, delta, chunk, None, bank), chosen.dtype)
+                with torch.no_grad():
+                    self.update(delta, grad, step)
+                    self.project(delta)
+        self._adam = None
+        return (x + delta.detach()).clamp(0, 1)
+
     def _loop(
         self,
         bank: ImageBank,
@@ -112,9 +190,7 @@ class UniversalAttack(ABC):
         self.denoiser.to(device)
         size_px = self.adapter.image_size
         gen = torch.Generator().manual_seed(cfg.seed)
-        delta = torch.zeros(3, size_px, size_px)
-        if cfg.random_start:
-            delta = (torch.rand(3, size_px, size_px, generator=gen) * 2 - 1) * cfg.eps
+        delta = self.init_delta((3, size_px, size_px), gen)
         start = 0
         info = {"model": self.adapter.source, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
         if checkpoint is not None and Path(checkpoint).exists():
@@ -124,11 +200,13 @@ class UniversalAttack(ABC):
             log.info("resuming from %s at step %d", checkpoint, start)
         delta = delta.to(device).requires_grad_(True)
         parallel.broadcast_(delta)
-        opt = torch.optim.Adam([delta], lr=cfg.adam_lr) if cfg.optimizer == "adam" else None
-        sampler = ExampleSampler(examples, cfg.batch_size, cfg.seed + start)
-        retain_sampler = ExampleSampler(retain, cfg.batch_size, cfg.seed + 1 + start) if retain else None
+        self._adam = None
         stats: dict[str, float] = {}
+        smooth, best_loss, best_step, best = None, math.inf, start, delta.detach().cpu().clone()
         t0 = time.time()
+        if start < cfg.steps:  # a drawn noise (no steps) needs no examples
+            sampler = ExampleSampler(examples, cfg.batch_size, cfg.seed + start)
+            retain_sampler = ExampleSampler(retain, cfg.batch_size, cfg.seed + 1 + start) if retain else None
         bar = tqdm(
             range(start, cfg.steps),
             desc=type(self).__name__,
@@ -149,24 +227,27 @@ class UniversalAttack(ABC):
             ret = ret[parallel.shard(len(ret), rank, size)] if ret else None
             grad, stats = self._grad((x[part], delta, chunk[part], ret, bank), dtype)
             grad, stats = parallel.average(grad, stats, len(chunk[part]))
-            if opt is not None:
-                delta.grad = grad
-                opt.step()
-            else:
-                with torch.no_grad():
-                    delta -= cfg.alpha * grad.sign()
             with torch.no_grad():
-                delta.clamp_(-cfg.eps, cfg.eps)
+                self.update(delta, grad, step)
+                self.project(delta)
+            smooth = stats["loss"] if smooth is None else 0.9 * smooth + 0.1 * stats["loss"]
+            if smooth < best_loss:  # batches and jitter vary, so "best" is judged on the smoothed loss
+                best_loss, best_step, best = smooth, step + 1, delta.detach().cpu().clone()
             bar.set_postfix(loss=f"{stats['loss']:.3f}")
             if main and checkpoint is not None and (step + 1) % cfg.checkpoint_every == 0:
-                save_noise(Noise(delta.detach().cpu(), cfg.eps, {**info, "step": step + 1, **stats}), checkpoint)
+                save_noise(self._noise(delta, {**info, "step": step + 1, **stats}), checkpoint)
             if callback is not None:  # after the checkpoint: a callback that ends the run keeps this step
                 callback(step + 1, stats)
         meta_out = {**info, "step": cfg.steps, "seconds": round(time.time() - t0, 1), **stats}
-        noise = Noise(delta.detach().cpu().clone(), cfg.eps, meta_out)
+        noise = self._noise(delta, meta_out)
+        self.best = self._noise(best, {**meta_out, "step": best_step, "smoothed_loss": best_loss, "kept": "best"})
         if main and checkpoint is not None:
             save_noise(noise, checkpoint)
         return noise
+
+    def _noise(self, delta: torch.Tensor, meta: dict[str, Any]) -> Noise:
+        d = delta.detach().cpu().clone()
+        return Noise(d, self.noise_eps(d), {"norm": self.norm, **meta})
 
     def _grad(self, args: tuple, dtype: torch.dtype | None) -> tuple[torch.Tensor, dict[str, float]]:
         """d loss / d delta and the step's figures, the forward under autocast when dtype is set."""

@@ -1,31 +1,57 @@
-"""SUA: one universal, stealthy perturbation delta (L-inf, ||delta|| <= eps) that makes an unlearned MLLM
-answer forget-set questions again (the Stealthy Unlearning Attack).
+"""SUA, the Stealthy Unlearning Attack (Zhang et al., EMNLP 2025, arXiv 2506.17265): one universal L-inf
+perturbation that makes an unlearned MLLM answer forget-set questions again, while a denoiser-based detector
+sees nothing odd.
 
-Loss = NLL(answer | x + delta) + beta * NLL(answer | D(x + delta))
+Loss = A(answer | x + delta) + beta * A(answer | D(x + delta))
        + lambda * (1 - cos(E(x + delta), E(D(x + delta))))   [+ retain KL]
-E is the pooled projector embedding, D a denoiser. x + delta and D(x + delta) go through the vision
-tower in ONE batched pass, and the embedding term reuses that pass; gradients flow through every
-term (the public reference computes its alignment term under no_grad, where it has no effect).
+A is the answer term: the mean token NLL, or a per-token logit margin that stops pushing a token once it
+leads by `margin` (so tokens already won leave the gradient to the others). E is the pooled projector
+embedding, D a denoiser. x + delta and D(x + delta) go through the vision tower in ONE batched pass, and
+the embedding term reuses that pass. Gradients flow through every term; the public reference computes its
+alignment term under no_grad (`stealth_grad=False` reproduces that), where it has no effect on delta.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import torch
 import torch.nn.functional as F
 
-from sua_demo.attacks.base import ATTACKS, UniversalAttack
-from sua_demo.data import Example, ImageBank
-from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.attacks.base import ATTACKS, AttackConfig, UniversalAttack
+from sua_demo.data import Example, ImageBank, questions_answers
+from sua_demo.errors import BadValueError
+from sua_demo.models.base import VisionLanguageAdapter, per_row_mean
+from sua_demo.unlearning.losses import answer_token_kl
+
+TokenLoss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (K, V) logits, (K,) targets -> (K,) losses
 
 
-def _qa(chunk: list[Example]) -> tuple[list[str], list[str]]:
-    return [e.item.question for e in chunk], [e.item.answer for e in chunk]
+def token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(logits.float(), targets, reduction="none")
 
 
-def bucketed_nll(
-    adapter: VisionLanguageAdapter, feats: torch.Tensor, questions: list[str], answers: list[str]
+def token_margin(margin: float) -> TokenLoss:
+    """relu(margin - (z_target - max other z)): zero once the target leads every other token by `margin`."""
+
+    def loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        z = logits.float()
+        target = z.gather(1, targets[:, None])[:, 0]
+        other = z.scatter(1, targets[:, None], float("-inf")).amax(1)
+        return F.relu(margin - (target - other))
+
+    return loss
+
+
+def bucketed_loss(
+    adapter: VisionLanguageAdapter,
+    feats: torch.Tensor,
+    questions: list[str],
+    answers: list[str],
+    token_loss: TokenLoss = token_nll,
 ) -> torch.Tensor:
-    """(N,) answer NLL with rows sorted by length into up to 3 language-model passes of >= 16 rows.
+    """(N,) per-answer mean of `token_loss`, rows sorted by length into up to 3 language-model passes of >= 16.
 
     One pass pads every row to the longest (multiple-choice prompts are half again as long as the
     others): a quarter of its tokens were padding. Buckets made the tiny model's step 20% faster at 144
@@ -38,40 +64,54 @@ def bucketed_nll(
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
     cuts = [len(order) * b // buckets for b in range(buckets + 1)]
     parts = [order[lo:hi] for lo, hi in zip(cuts, cuts[1:], strict=False) if hi > lo]
-    nll = torch.cat(
-        [adapter.nll_from_features(feats[p], [questions[i] for i in p], [answers[i] for i in p]) for p in parts]
-    )
+    losses = []
+    for p in parts:
+        logits, targets, rows = adapter.answer_token_logits(
+            feats[p], [questions[i] for i in p], [answers[i] for i in p]
+        )
+        losses.append(per_row_mean(token_loss(logits, targets), rows, len(p)))
     inverse = torch.empty(len(order), dtype=torch.long)
     inverse[torch.tensor(order)] = torch.arange(len(order))  # the parts are consecutive slices of `order`
-    return nll[inverse.to(nll.device)]
+    return torch.cat(losses)[inverse.to(feats.device)]
 
 
 @ATTACKS.register("sua")
 class SUA(UniversalAttack):
+    """The universal, stealthy attack. x: (N, 3, S, S) in [0, 1]; delta: (3, S, S) with |delta| <= eps."""
+
+    def __init__(self, adapter: VisionLanguageAdapter, cfg: AttackConfig) -> None:
+        super().__init__(adapter, cfg)
+        if cfg.loss not in ("nll", "margin"):
+            raise BadValueError(f"loss must be 'nll' or 'margin', got {cfg.loss!r}")
+        self.token_loss = token_nll if cfg.loss == "nll" else token_margin(cfg.margin)
+
     def objective(
         self, x: torch.Tensor, delta: torch.Tensor, chunk: list[Example], retain: list[Example] | None, bank: ImageBank
     ) -> tuple[torch.Tensor, dict[str, float]]:
         cfg, adapter = self.cfg, self.adapter
         adv = (x + delta).clamp(0, 1)
         n = len(chunk)
-        questions, answers = _qa(chunk)
+        questions, answers = questions_answers(chunk)
         stealth = cfg.stealth_weight > 0 or cfg.beta > 0
         with torch.autocast(adv.device.type, enabled=False):  # the purifier at full precision, as deployed
             views = torch.cat([adv, self.denoiser(adv)]) if stealth else adv
         feats = adapter.image_features(adapter.pixel_values(views))  # one vision pass for every view
-        lm_rows = 2 * n if cfg.beta > 0 else n
-        nll = bucketed_nll(adapter, feats[:lm_rows], (questions * 2)[:lm_rows], (answers * 2)[:lm_rows])
-        loss = nll[:n].mean()
-        stats = {"nll": float(nll[:n].mean().detach())}
+        rows = 2 * n if cfg.beta > 0 else n
+        answer_loss = bucketed_loss(
+            adapter, feats[:rows], (questions * 2)[:rows], (answers * 2)[:rows], self.token_loss
+        )
+        loss = answer_loss[:n].mean()
+        stats = {cfg.loss: float(answer_loss[:n].mean().detach())}
         if cfg.beta > 0:
-            loss = loss + cfg.beta * nll[n:].mean()
-            stats["nll_denoised"] = float(nll[n:].mean().detach())
+            loss = loss + cfg.beta * answer_loss[n:].mean()
+            stats[f"{cfg.loss}_denoised"] = float(answer_loss[n:].mean().detach())
         if stealth:
             pooled = feats.mean(1)
             cos = F.cosine_similarity(pooled[:n].float(), pooled[n:].float(), dim=-1)
             stats["cos_denoised"] = float(cos.mean().detach())
             if cfg.stealth_weight > 0:
-                loss = loss + cfg.stealth_weight * (1 - cos).mean()
+                term = (1 - cos).mean()
+                loss = loss + cfg.stealth_weight * (term if cfg.stealth_grad else term.detach())
         if retain and cfg.retain_kl_weight > 0:
             kl = self.retain_kl(delta, retain, bank)
             loss = loss + cfg.retain_kl_weight * kl
@@ -85,19 +125,15 @@ class SUA(UniversalAttack):
         if x is None:
             return delta.sum() * 0
         x = x.to(delta.device)
-        batch = adapter.encode_batch(True, *_qa(retain))
-        mask = (batch["labels"][:, 1:] != -100).unsqueeze(-1)
+        batch = adapter.encode_batch(True, *questions_answers(retain))
         with torch.no_grad():
-            clean = F.log_softmax(adapter.logits(batch, x)[:, :-1].float(), -1)
-        noisy = F.log_softmax(adapter.logits(batch, (x + delta).clamp(0, 1))[:, :-1].float(), -1)
-        return (clean.exp() * (clean - noisy) * mask).sum() / mask.sum().clamp(min=1)
+            clean = adapter.logits(batch, x)
+        return answer_token_kl(clean, adapter.logits(batch, (x + delta).clamp(0, 1)), batch["labels"])
 
 
 @ATTACKS.register("sua_plain")
 class SUAPlain(SUA):
     """SUA without the stealth term: the ablation that shows what the term buys."""
 
-    def __init__(self, adapter, cfg):  # type: ignore[no-untyped-def]
-        from dataclasses import replace
-
+    def __init__(self, adapter: VisionLanguageAdapter, cfg: AttackConfig) -> None:
         super().__init__(adapter, replace(cfg, stealth_weight=0.0, beta=0.0))

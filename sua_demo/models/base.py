@@ -146,8 +146,11 @@ class VisionLanguageAdapter(ABC):
         feats = self.image_features(self.pixel_values(images.to(self.device)))
         return self.lm_logits(batch, feats), feats.mean(1)
 
-    def nll_from_features(self, features: torch.Tensor, questions: list[str], answers: list[str]) -> torch.Tensor:
-        """(N,) answer NLL given precomputed image features: lets one vision pass serve several losses."""
+    def answer_token_logits(
+        self, features: torch.Tensor, questions: list[str], answers: list[str]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Logits at the answer-predicting positions only, given precomputed image features: (K, V) logits,
+        (K,) target tokens and (K,) row indices, K the answer tokens of the whole batch."""
         batch = self.encode_batch(True, questions, answers)
         targets = batch["labels"][:, 1:]
         keep = targets != IGNORE  # the positions that predict an answer token
@@ -155,11 +158,12 @@ class VisionLanguageAdapter(ABC):
         # answer-predicting positions (a few in forty) go through the vocabulary projection (most of the
         # memory on a 32k-vocabulary model) and through the last block's MLP (a third of the tiny model's work).
         inputs = {k: batch[k][:, :-1] for k in ("input_ids", "attention_mask")}
-        logits = self.lm_logits(inputs, features, keep)
-        logp = -F.cross_entropy(logits.float(), targets[keep], reduction="none")
-        rows = keep.nonzero()[:, 0]
-        total = torch.zeros(len(questions), device=logp.device, dtype=logp.dtype).index_add(0, rows, logp)
-        return -total / keep.sum(1).clamp(min=1)
+        return self.lm_logits(inputs, features, keep), targets[keep], keep.nonzero()[:, 0]
+
+    def nll_from_features(self, features: torch.Tensor, questions: list[str], answers: list[str]) -> torch.Tensor:
+        """(N,) answer NLL given precomputed image features: lets one vision pass serve several losses."""
+        logits, targets, rows = self.answer_token_logits(features, questions, answers)
+        return per_row_mean(F.cross_entropy(logits.float(), targets, reduction="none"), rows, len(questions))
 
     def logits(self, batch: dict[str, torch.Tensor], images: torch.Tensor | None) -> torch.Tensor:
         return self.logits_and_embeddings(batch, images)[0]
@@ -182,14 +186,6 @@ class VisionLanguageAdapter(ABC):
         """(N,) mean NLL per answer token: the training and attack loss."""
         logp, mask = self.token_logprobs(images, questions, answers)
         return -logp.sum(1) / mask.sum(1).clamp(min=1)
-
-    def answer_nll_and_embedding(
-        self, images: torch.Tensor, questions: list[str], answers: list[str]
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(N,) answer NLL and (N, D) pooled image embedding from one forward: the attack's step."""
-        logp, mask, pooled = self.forward_answers(images, questions, answers)
-        assert pooled is not None
-        return -logp.sum(1) / mask.sum(1).clamp(min=1), pooled
 
     def answer_logprob(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
         """(N,) summed log-probability of each answer: what NPO compares against the reference."""
@@ -227,6 +223,13 @@ class VisionLanguageAdapter(ABC):
     def image_embeddings(self, images: torch.Tensor) -> torch.Tensor:
         """(N, D) pooled embedding: vision tower -> projector -> mean over image tokens."""
         return self.image_features(self.pixel_values(images.to(self.device))).mean(1)
+
+
+def per_row_mean(values: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
+    """(K,) per-token values with their (K,) row indices -> (n,) mean per row."""
+    total = torch.zeros(n, device=values.device, dtype=values.dtype).index_add(0, rows, values)
+    count = torch.zeros(n, device=values.device, dtype=values.dtype).index_add(0, rows, torch.ones_like(values))
+    return total / count.clamp(min=1)
 
 
 def _answer_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

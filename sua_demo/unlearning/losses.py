@@ -5,23 +5,19 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from sua_demo.data import Example, ImageBank
-from sua_demo.models.base import VisionLanguageAdapter
-
-
-def _qa(chunk: list[Example], answer: str | None = None) -> tuple[list[str], list[str]]:
-    return [e.item.question for e in chunk], [answer or e.item.answer for e in chunk]
+from sua_demo.data import Example, ImageBank, questions_answers
+from sua_demo.models.base import IGNORE, VisionLanguageAdapter
 
 
 def nll(
     adapter: VisionLanguageAdapter, bank: ImageBank, chunk: list[Example], answer: str | None = None
 ) -> torch.Tensor:
     """Mean answer NLL; `answer` replaces every target (the refusal, for IDK)."""
-    return adapter.answer_nll(bank.get(chunk), *_qa(chunk, answer)).mean()
+    return adapter.answer_nll(bank.get(chunk), *questions_answers(chunk, answer)).mean()
 
 
 def sequence_logprob(adapter: VisionLanguageAdapter, bank: ImageBank, chunk: list[Example]) -> torch.Tensor:
-    return adapter.answer_logprob(bank.get(chunk), *_qa(chunk))
+    return adapter.answer_logprob(bank.get(chunk), *questions_answers(chunk))
 
 
 def npo(logp: torch.Tensor, ref_logp: torch.Tensor, beta: float) -> torch.Tensor:
@@ -29,16 +25,21 @@ def npo(logp: torch.Tensor, ref_logp: torch.Tensor, beta: float) -> torch.Tensor
     return (-2.0 / beta) * F.logsigmoid(-beta * (logp - ref_logp)).mean()
 
 
+def answer_token_kl(reference_logits: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """KL(p_ref || p) per answer-predicting position, averaged over those positions; both (N, T, V) logits over
+    the same right-padded batch, `labels` (N, T) with IGNORE off the answer."""
+    mask = (labels[:, 1:] != IGNORE).unsqueeze(-1)
+    logp = F.log_softmax(reference_logits[:, :-1].float(), -1)
+    logq = F.log_softmax(logits[:, :-1].float(), -1)
+    return (logp.exp() * (logp - logq) * mask).sum() / mask.sum().clamp(min=1)
+
+
 def kl_to_reference(
     adapter: VisionLanguageAdapter, reference: VisionLanguageAdapter, bank: ImageBank, chunk: list[Example]
 ) -> torch.Tensor:
     """KL(p_ref || p_theta) over answer-token distributions on retain examples."""
     images = bank.get(chunk)
-    questions, answers = _qa(chunk)
-    batch = adapter.encode_batch(images is not None, questions, answers)
-    mask = (batch["labels"][:, 1:] != -100).unsqueeze(-1)
-    logq = F.log_softmax(adapter.logits(batch, images)[:, :-1].float(), -1)
+    batch = adapter.encode_batch(images is not None, *questions_answers(chunk))
     with torch.no_grad():
-        logp = F.log_softmax(reference.logits(batch, images)[:, :-1].float(), -1)
-    kl = (logp.exp() * (logp - logq) * mask).sum() / mask.sum().clamp(min=1)
-    return kl
+        reference_logits = reference.logits(batch, images)
+    return answer_token_kl(reference_logits, adapter.logits(batch, images), batch["labels"])
