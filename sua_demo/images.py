@@ -19,6 +19,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from sua_demo.errors import SuaError
 
 MAX_PIXELS = 50_000_000  # ~7000 x 7000: far beyond any photo the models need, far below a bomb
+MAX_ASPECT = 10  # the processor scales the short side up to the model's size: a 200000x8 strip would become
+# 1.6 M x 64 px (a gigabyte) however few pixels it has, so the cap on pixels must hold after that resize too
 MIN_SIDE = 8
 MAX_BYTES = 50 * 2**20
 
@@ -54,7 +56,7 @@ def read_image(source: str | Path | bytes) -> tuple[Image.Image, list[str]]:
     except SuaError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
-        raise SuaError(f"image is too large to decode safely ({err}); upload a photo under 50 megapixels") from err
+        raise SuaError("image is too large to decode safely; upload a photo under 50 megapixels") from err
     except UnidentifiedImageError as err:
         raise SuaError("not an image (or a format Pillow cannot read); upload a JPEG, PNG, WebP or GIF") from err
     except Exception as err:  # a corrupt file can make a decoder fail in any way; none may reach the user raw
@@ -70,6 +72,8 @@ def _check_size(size: tuple[int, int]) -> None:
         raise SuaError(f"image is {w}x{h} pixels; it needs at least {MIN_SIDE}x{MIN_SIDE} to show a face")
     if w * h > MAX_PIXELS:
         raise SuaError(f"image is {w}x{h} = {w * h / 1e6:.0f} megapixels; upload a photo under 50 megapixels")
+    if max(w, h) > MAX_ASPECT * min(w, h):
+        raise SuaError(f"image is {w}x{h} pixels, a strip rather than a photo; upload one under {MAX_ASPECT}:1")
 
 
 def to_rgb(im: Image.Image) -> tuple[Image.Image, str]:

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from sua_demo.attacks.eot import photo_jitter
+from sua_demo.augment import photo_jitter
 from sua_demo.bench.profiles import look_items
 from sua_demo.bench.records import Bench
 from sua_demo.checkpoint import round_to_fp16, save_model_dir

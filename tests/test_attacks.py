@@ -6,8 +6,8 @@ import torch
 from safetensors.torch import save_file
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise, save_noise
-from sua_demo.attacks.eot import photo_jitter
 from sua_demo.attacks.per_image import per_image_pgd
+from sua_demo.augment import photo_jitter
 from sua_demo.data import ImageBank, image_examples
 from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import SuaError
@@ -187,9 +187,9 @@ def test_ddpm_purifier_code_path_runs():
     from sua_demo.denoisers.ddpm import DDPMPurifier, train_ddpm
 
     images = torch.rand(4, 3, 16, 16)
-    unet, scheduler, loss = train_ddpm(images, steps=2, batch_size=2)
+    unet, loss = train_ddpm(images, steps=2, batch_size=2, progress=False)
     assert math.isfinite(loss)
-    purifier = DDPMPurifier(unet=unet, scheduler=scheduler, t_star=3)
+    purifier = DDPMPurifier(unet=unet, t_star=30, reverse_steps=3)
     x = images[:2].clone().requires_grad_(True)
     y = purifier(x)
     assert y.shape == x.shape and 0 <= y.min() and y.max() <= 1 and not torch.allclose(y, x)

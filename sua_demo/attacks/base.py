@@ -21,9 +21,9 @@ import torch
 from tqdm.auto import tqdm
 
 from sua_demo.attacks import parallel
-from sua_demo.attacks.eot import photo_jitter
 from sua_demo.attacks.noise import Noise, as_saved, load_noise, save_noise
 from sua_demo.attacks.speed import attack_mode, uncompile
+from sua_demo.augment import photo_jitter
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
 from sua_demo.errors import BadValueError, SuaError
@@ -49,6 +49,7 @@ class AttackConfig:
     random_start: bool = False
     loss: str = "nll"  # the answer term (attacks/sua.py): "nll", or "margin" (saturating per-token margin)
     margin: float = 2.0  # logit margin at which the "margin" loss stops pushing a token
+    gate_weight: float = 0.0  # weight of -log(1 - p(a refusal's first token)) at the first answer position
     denoiser: str = "gaussian"
     beta: float = 0.0  # weight of the answer NLL on D(x + delta)
     # lambda on 1 - cos(E(x + delta), E(D(x + delta))). At 1 the detector's AUROC moved 0.01 over 6 IDK splits
@@ -58,6 +59,7 @@ class AttackConfig:
     stealth_grad: bool = True  # False: the cosine term computed under no_grad, as the public code has it
     retain_kl_weight: float = 0.0  # keep retain answers as they were without delta
     eot: bool = True  # random photo jitter before delta at every step
+    eot_strength: float = 1.0  # scales the jitter's ranges (augment.photo_jitter)
     checkpoint_every: int = 25
     seed: int = 0
     precision: str = "auto"  # "auto": bf16 autocast only where it is fast (sua_demo/precision.py), else fp32
@@ -82,7 +84,16 @@ class UniversalAttack(ABC):
             raise BadValueError(f"optimizer must be 'pgd' or 'adam', got {cfg.optimizer!r}")
         if cfg.alpha_schedule not in ("constant", "cosine"):
             raise BadValueError(f"alpha_schedule must be 'constant' or 'cosine', got {cfg.alpha_schedule!r}")
-        for name in ("alpha", "stealth_weight", "beta", "retain_kl_weight", "adam_lr", "margin"):
+        for name in (
+            "alpha",
+            "stealth_weight",
+            "beta",
+            "retain_kl_weight",
+            "adam_lr",
+            "margin",
+            "gate_weight",
+            "eot_strength",
+        ):
             value = getattr(cfg, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise BadValueError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -94,6 +105,7 @@ class UniversalAttack(ABC):
         self.cfg = cfg
         self.denoiser = build_denoiser(cfg.denoiser)
         self._adam: torch.optim.Optimizer | None = None
+        self._delta: torch.Tensor | None = None
         self.best: Noise | None = None  # the delta at the lowest smoothed loss of the last run
 
     @abstractmethod
@@ -128,6 +140,13 @@ class UniversalAttack(ABC):
     def project(self, delta: torch.Tensor) -> None:
         """Back into the budget, in place."""
         delta.clamp_(-self.cfg.eps, self.cfg.eps)
+
+    def current_delta(self) -> torch.Tensor:
+        """A copy of the delta being optimised (for live previews and early stops); zeros before a run."""
+        if self._delta is None:
+            size = self.adapter.image_size
+            return torch.zeros(3, size, size)
+        return self._delta.detach().cpu().clone()
 
     def noise_eps(self, delta: torch.Tensor) -> float:
         """The L-inf bound a saved noise declares (and load_noise checks)."""
@@ -200,7 +219,7 @@ class UniversalAttack(ABC):
             log.info("resuming from %s at step %d", checkpoint, start)
         delta = delta.to(device).requires_grad_(True)
         parallel.broadcast_(delta)
-        self._adam = None
+        self._adam, self._delta = None, delta
         stats: dict[str, float] = {}
         smooth, best_loss, best_step, best = None, math.inf, start, delta.detach().cpu().clone()
         t0 = time.time()
@@ -221,7 +240,9 @@ class UniversalAttack(ABC):
                 continue  # text-only questions carry no image to perturb
             x = x.to(device)
             if cfg.eot:
-                x = photo_jitter(x, gen)  # drawn for the whole batch, so the draws do not depend on world size
+                x = photo_jitter(
+                    x, gen, strength=cfg.eot_strength
+                )  # drawn for the whole batch, so the draws do not depend on world size
             part = parallel.shard(len(chunk), rank, size)
             ret = retain_sampler() if retain_sampler else None
             ret = ret[parallel.shard(len(ret), rank, size)] if ret else None

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from sua_demo.attacks.base import ATTACKS, AttackConfig, UniversalAttack
 from sua_demo.data import Example, ImageBank, questions_answers
 from sua_demo.errors import BadValueError
+from sua_demo.eval.refusal import DEFAULT as DEFAULT_REFUSALS
 from sua_demo.models.base import VisionLanguageAdapter, per_row_mean
 from sua_demo.unlearning.losses import answer_token_kl
 
@@ -44,12 +45,27 @@ def token_margin(margin: float) -> TokenLoss:
     return loss
 
 
+def gate_loss(logits: torch.Tensor, gate_ids: torch.Tensor) -> torch.Tensor:
+    """-log(1 - p(any refusal's first token)): opens a refusal gate without naming the answer."""
+    logp = F.log_softmax(logits.float(), -1)
+    refuse = logp[:, gate_ids].logsumexp(-1)
+    return -torch.log1p(-refuse.exp().clamp(max=1 - 1e-6))
+
+
+def first_positions(rows: torch.Tensor) -> torch.Tensor:
+    """(K,) True where a token is the first answer token of its row (rows come sorted, as from nonzero())."""
+    first = torch.ones_like(rows, dtype=torch.bool)
+    first[1:] = rows[1:] != rows[:-1]
+    return first
+
+
 def bucketed_loss(
     adapter: VisionLanguageAdapter,
     feats: torch.Tensor,
     questions: list[str],
     answers: list[str],
     token_loss: TokenLoss = token_nll,
+    gate: tuple[float, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """(N,) per-answer mean of `token_loss`, rows sorted by length into up to 3 language-model passes of >= 16.
 
@@ -69,7 +85,12 @@ def bucketed_loss(
         logits, targets, rows = adapter.answer_token_logits(
             feats[p], [questions[i] for i in p], [answers[i] for i in p]
         )
-        losses.append(per_row_mean(token_loss(logits, targets), rows, len(p)))
+        tokens = token_loss(logits, targets)
+        if gate is not None:
+            weight, ids = gate
+            first = first_positions(rows)
+            tokens = tokens + weight * first * gate_loss(logits, ids.to(logits.device))
+        losses.append(per_row_mean(tokens, rows, len(p)))
     inverse = torch.empty(len(order), dtype=torch.long)
     inverse[torch.tensor(order)] = torch.arange(len(order))  # the parts are consecutive slices of `order`
     return torch.cat(losses)[inverse.to(feats.device)]
@@ -84,6 +105,12 @@ class SUA(UniversalAttack):
         if cfg.loss not in ("nll", "margin"):
             raise BadValueError(f"loss must be 'nll' or 'margin', got {cfg.loss!r}")
         self.token_loss = token_nll if cfg.loss == "nll" else token_margin(cfg.margin)
+        self.gate: tuple[float, torch.Tensor] | None = None
+        if cfg.gate_weight > 0:
+            ids = sorted(
+                {adapter.answer_ids(p)[0] for p in DEFAULT_REFUSALS.phrases} - {adapter.tokenizer.unk_token_id}
+            )
+            self.gate = (cfg.gate_weight, torch.tensor(ids))
 
     def objective(
         self, x: torch.Tensor, delta: torch.Tensor, chunk: list[Example], retain: list[Example] | None, bank: ImageBank
@@ -98,7 +125,7 @@ class SUA(UniversalAttack):
         feats = adapter.image_features(adapter.pixel_values(views))  # one vision pass for every view
         rows = 2 * n if cfg.beta > 0 else n
         answer_loss = bucketed_loss(
-            adapter, feats[:rows], (questions * 2)[:rows], (answers * 2)[:rows], self.token_loss
+            adapter, feats[:rows], (questions * 2)[:rows], (answers * 2)[:rows], self.token_loss, self.gate
         )
         loss = answer_loss[:n].mean()
         stats = {cfg.loss: float(answer_loss[:n].mean().detach())}

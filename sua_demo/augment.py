@@ -1,5 +1,5 @@
-"""Expectation over transformation: random photo jitter applied to x before delta, so delta must work on
-photos it never saw (shift, scale, small rotation, brightness), as a new photo of the same person would be."""
+"""Photo jitter: random shift, scale, small rotation and brightness, as a new photo of the same person would be.
+Training uses it as augmentation; the attack as its expectation over transformation (EOT)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ def photo_jitter(
     scale: float = 0.08,
     degrees: float = 8.0,
     brightness: float = 0.15,
+    strength: float = 1.0,
 ) -> torch.Tensor:
-    """(N, 3, H, W) in [0, 1] -> randomly jittered copies, one random transform per image."""
+    """(N, 3, H, W) in [0, 1] -> randomly jittered copies, one random transform per image; `strength` scales
+    every range at once (0.5: half the shift, scale, angle and brightness change)."""
     n = x.shape[0]
+    shift, scale, degrees, brightness = (v * strength for v in (shift, scale, degrees, brightness))
 
     def u(lo: float, hi: float) -> torch.Tensor:
         return lo + (hi - lo) * torch.rand(n, generator=generator)
