@@ -78,30 +78,67 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
     return report
 
 
-# Pretrained noises: one per shipped unlearned model, each with its full recovery report. The IDK model
-# is attacked with EOT (the paper's generalisation claim); see shared/SCIENCE.md.
+# Pretrained noises: one per shipped unlearned model, each with its full recovery report (shared/SCIENCE.md).
 NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
 # The two demo models get 6 attacker/unseen splits: which people fall on which side moves a split's gain by
-# +-4 to 6 points, so 3 splits could not tell a +15 or +20 target from its neighbours. The over-unlearned LoRA
-# models get 1.
+# +-4 to 6 points, so 3 splits could not tell a target from its neighbours. The over-unlearned LoRA models get 1.
 NOISE_SPLITS = {"idk": list(range(6)), "grad_diff": list(range(6))}
-NOISE_EXTRAS = ("idk",)  # the stealth ablation and per-image PGD, for the headline model
+DEMO_MODELS = ("idk", "grad_diff")  # they also get the stealth ablation, per-image PGD and the studies below
+BUDGETS = (2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0)  # eps (/255) of the budget curves
+PURIFIERS = ("gaussian", "median", "jpeg", "dncnn", "ddpm")
+
+
+def noise_protocol(name: str, splits: list[int] | None = None, studies: bool = True) -> ProtocolConfig:
+    """The shipped protocol for one model: the attack recipe in fp32, its splits, and for the demo models the
+    stealth ablation, per-image PGD, budget curves, purification and the public code's settings."""
+    demo = name in DEMO_MODELS and studies
+    return ProtocolConfig(
+        attack=AttackConfig(precision=SHIPPED_PRECISION),
+        splits=splits if splits is not None else NOISE_SPLITS.get(name, [0]),
+        extras=demo,
+        budgets=BUDGETS if demo else (),
+        purifiers=PURIFIERS if demo else (),
+        reference=demo,
+    )
+
+
+def write_examples(models_dir: Path, folder: Path, bench_cfg: BenchConfig) -> list[dict]:
+    """examples.json: the app's guided examples for the split-0 noise, measured on the saved files."""
+    from sua_demo.attacks import ATTACKS, load_noise
+    from sua_demo.data import ImageBank
+    from sua_demo.eval.examples import guided_examples
+    from sua_demo.eval.recovery import attack_split
+
+    bench = build_bench(bench_cfg)
+    noise = load_noise(folder / "delta_split0.safetensors")
+    unl, ret = load_adapter(models_dir / folder.name), load_adapter(models_dir / "retrain")
+    rand = ATTACKS.get("random")(unl, AttackConfig(eps=noise.eps)).run(ImageBank(bench, unl), [], progress=False)
+    split = attack_split(bench, 0.5, int(noise.meta["split_seed"]))
+    found = guided_examples(bench, split, (unl, ImageBank(bench, unl)), noise, rand, (ret, ImageBank(bench, ret)))
+    write_json(folder / "examples.json", {"noise": "delta_split0.safetensors", "examples": found})
+    return found
 
 
 def build_noises(
-    models_dir: Path, out: Path, only: list[str] | None = None, bench_cfg: BenchConfig | None = None
+    models_dir: Path,
+    out: Path,
+    only: list[str] | None = None,
+    bench_cfg: BenchConfig | None = None,
+    splits: list[int] | None = None,
+    studies: bool = True,
 ) -> None:
     """`sua build-noises`: run the recovery protocol per model; split 0's delta is the shipped noise."""
-    bench = build_bench(bench_cfg or BenchConfig())
+    bench_cfg = bench_cfg or BenchConfig()
+    bench = build_bench(bench_cfg)
     for name in only or NOISE_MODELS:
         if name not in NOISE_MODELS:
             raise UnknownNameError(f"no noise recipe for {name!r}; choose from {list(NOISE_MODELS)}")
         t0 = time.time()
-        attack = AttackConfig(precision=SHIPPED_PRECISION)
-        cfg = ProtocolConfig(attack=attack, splits=NOISE_SPLITS.get(name, [0]), extras=name in NOISE_EXTRAS)
         folder = out / name
         shutil.rmtree(folder, ignore_errors=True)  # a rebuild starts fresh; resuming is for `sua attack`
+        cfg = noise_protocol(name, splits, studies)
         run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
+        write_examples(models_dir, folder, bench_cfg)
         log.info("noise for %s built in %.0f s", name, time.time() - t0)
 
 

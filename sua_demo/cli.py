@@ -8,11 +8,50 @@ import os
 import sys
 from pathlib import Path
 
+from sua_demo.cli_flags import add_config_flags, config_from
 from sua_demo.config import CHECKPOINTS, BenchConfig
 from sua_demo.errors import SuaError
 
 TINY = CHECKPOINTS / "tiny-llava"
 log = logging.getLogger("sua")
+TRAIN_FLAGS = {
+    "retain_only": "the retrain control: never sees forget people",
+    "epochs": "epochs",
+    "lr": "learning rate",
+    "seed": "seed",
+    "precision": "auto, bf16 or fp32",
+}
+UNLEARN_FLAGS = {
+    "lr": "learning rate",
+    "max_steps": "step budget",
+    "forget_target": "stop once forget exact match is at most this",
+    "retain_floor": "... while retain stays above this fraction of the start model's",
+    "refusal_target": "IDK: and forget refusal is at least this",
+    "retain_weight": "weight of the retain loss",
+    "lora": "LoRA adapters on the language model (peft)",
+    "seed": "seed",
+    "precision": "auto, bf16 or fp32",
+}
+ATTACK_FLAGS = {
+    "eps": "L-inf budget",
+    "alpha": "PGD step",
+    "alpha_schedule": "constant or cosine",
+    "steps": "optimisation steps",
+    "batch_size": "examples per step",
+    "optimizer": "pgd or adam",
+    "loss": "answer term: nll or margin",
+    "denoiser": "denoiser in the stealth term",
+    "stealth_weight": "weight of 1 - cos(E(x+delta), E(D(x+delta)))",
+    "beta": "weight of the answer loss on D(x+delta)",
+    "retain_kl_weight": "weight of the retain-preservation KL",
+    "gate_weight": "weight of the refusal-gate term",
+    "eot": "random photo jitter at every step",
+    "eot_strength": "scale of the jitter",
+    "random_start": "start from uniform noise",
+    "seed": "seed",
+    "precision": "auto (bf16 only where fast), bf16 or fp32",
+    "compile": "torch.compile the towers (opt-in; slow to start)",
+}
 
 
 def _bench(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -69,8 +108,7 @@ def cmd_finetune(args: argparse.Namespace) -> None:
     from sua_demo.training import finetune
 
     bench, bench_cfg = _bench(args)
-    cfg = TrainConfig(epochs=args.epochs, lr=args.lr, retain_only=args.retain_only, seed=args.seed)
-    finetune(bench, bench_cfg, cfg, TinyModelConfig(), args.out)
+    finetune(bench, bench_cfg, config_from(args, TrainConfig()), TinyModelConfig(), args.out)
     print(f"saved {args.out}")
 
 
@@ -79,16 +117,7 @@ def cmd_unlearn(args: argparse.Namespace) -> None:
     from sua_demo.unlearning.run import unlearn
 
     bench, bench_cfg = _bench(args)
-    cfg = UnlearnConfig(
-        method=args.method,
-        lr=args.lr,
-        max_steps=args.max_steps,
-        forget_target=args.forget_target,
-        retain_floor=args.retain_floor,
-        refusal_target=args.refusal_target,
-        lora=args.lora,
-        seed=args.seed,
-    )
+    cfg = config_from(args, UnlearnConfig(method=args.method))
     result = unlearn(args.start, bench, bench_cfg, cfg, args.out)
     print(f"saved {args.out}: {result.steps} steps, stopping rule met: {result.criterion_met}")
 
@@ -108,23 +137,9 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
 
 def _attack_config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from sua_demo.attacks import AttackConfig
+    from sua_demo.attacks.presets import preset
 
-    return AttackConfig(
-        eps=args.eps / 255,
-        alpha=args.alpha / 255,
-        steps=args.steps,
-        batch_size=args.batch_size,
-        optimizer=args.optimizer,
-        denoiser=args.denoiser,
-        stealth_weight=args.stealth_weight,
-        beta=args.beta,
-        retain_kl_weight=args.retain_kl,
-        eot=not args.no_eot,
-        seed=args.seed,
-        precision=args.precision,
-        compile=args.compile,
-    )
+    return config_from(args, preset(args.preset))
 
 
 def cmd_attack(args: argparse.Namespace) -> None:
@@ -141,16 +156,17 @@ def cmd_attack(args: argparse.Namespace) -> None:
     split = attack_split(bench, args.attacker_fraction, args.split_seed)
     adapter = _load_model(args, args.model)
     bank = ImageBank(bench, adapter)
-    retain = image_examples(bench, bench.retain_ids[:30], "train", ("gen",)) if args.retain_kl > 0 else None
+    cfg = _attack_config(args)
+    retain = image_examples(bench, bench.retain_ids[:30], "train", ("gen",)) if cfg.retain_kl_weight > 0 else None
     meta = {
         "attacker_ids": split.attacker_ids,
         "unseen_ids": split.unseen_ids,
         "split_seed": args.split_seed,
-        "denoiser": args.denoiser,
+        "denoiser": cfg.denoiser,
     }
     try:
-        noise = ATTACKS.get(args.attack)(adapter, _attack_config(args)).run(
-            bank, attacker_examples(bench, split), retain, checkpoint=args.out, meta=meta
+        noise = ATTACKS.get(args.attack)(adapter, cfg).run(
+            bank, attacker_examples(bench, split, tuple(args.fit_tasks)), retain, checkpoint=args.out, meta=meta
         )
     finally:
         shutdown()
@@ -163,9 +179,13 @@ def cmd_attack_eval(args: argparse.Namespace) -> None:
     bench, _ = _bench(args)
     cfg = ProtocolConfig(
         attack=_attack_config(args),
+        attack_tasks=tuple(args.fit_tasks),
         splits=list(range(args.splits)),
         attacker_fraction=args.attacker_fraction,
         extras=not args.no_extras,
+        budgets=tuple(args.budgets),
+        purifiers=tuple(args.purifiers),
+        reference=args.reference,
     )
     report = run_protocol(args.model, args.retrain, bench, cfg, args.out, vanilla=args.vanilla)
     print((Path(args.out) / "report.md").read_text() if report else "")
@@ -199,6 +219,27 @@ def cmd_build_noises(args: argparse.Namespace) -> None:
     from sua_demo.build import build_noises
 
     build_noises(Path(args.models), Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
+
+
+def cmd_build_worlds(args: argparse.Namespace) -> None:
+    from sua_demo.worlds import build_worlds
+
+    build_worlds(args.seeds, Path(args.root), Path(args.noise), Path(args.noise))
+    print((Path(args.noise) / "worlds.md").read_text())
+
+
+def cmd_train_ddpm(args: argparse.Namespace) -> None:
+    from sua_demo.bench import build_bench
+    from sua_demo.data import ImageBank
+    from sua_demo.denoisers.ddpm import save_ddpm, train_ddpm
+    from sua_demo.models import load_adapter
+
+    bench = build_bench()
+    bank = ImageBank(bench, load_adapter(TINY / "vanilla"))
+    images = bank.tensor[:, :5].reshape(-1, *bank.tensor.shape[2:])  # train photos only
+    unet, loss = train_ddpm(images, steps=args.steps, seed=args.seed)
+    save_ddpm(unet, args.out, {"steps": args.steps, "seed": args.seed, "final_loss": loss, "photos": len(images)})
+    print(f"saved {args.out}: final noise-prediction MSE {loss:.4f}")
 
 
 def cmd_train_dncnn(args: argparse.Namespace) -> None:
@@ -289,12 +330,10 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("finetune", help="train the tiny LLaVA on the bench (vanilla or retrain control)")
     _bench_args(p)
     p.add_argument("--out", required=True)
-    p.add_argument("--retain-only", action="store_true", help="the retrain control: never sees forget people")
-    p.add_argument("--epochs", type=int, default=TrainConfig().epochs)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--seed", type=int, default=0)
+    add_config_flags(p, TrainConfig, TRAIN_FLAGS)
     p.set_defaults(func=cmd_finetune)
 
+    from sua_demo.config import UnlearnConfig
     from sua_demo.unlearning import METHODS
 
     p = sub.add_parser("unlearn", help="unlearn the forget people from a fine-tuned model")
@@ -302,13 +341,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--method", required=True, choices=METHODS.names())
     p.add_argument("--start", default=str(TINY / "vanilla"), help="model folder to unlearn from")
     p.add_argument("--out", required=True)
-    p.add_argument("--lr", type=float, default=2e-5)
-    p.add_argument("--max-steps", type=int, default=400)
-    p.add_argument("--forget-target", type=float, default=0.15)
-    p.add_argument("--retain-floor", type=float, default=0.80, help="fraction of the start model's retain score")
-    p.add_argument("--refusal-target", type=float, default=0.0)
-    p.add_argument("--lora", action="store_true", help="LoRA adapters on the language model (peft)")
-    p.add_argument("--seed", type=int, default=0)
+    add_config_flags(p, UnlearnConfig, UNLEARN_FLAGS)
     p.set_defaults(func=cmd_unlearn)
 
     p = sub.add_parser("eval", help="accuracy and refusal on forget/retain, train/held-out photos")
@@ -320,23 +353,14 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     from sua_demo.attacks import ATTACKS, AttackConfig
-    from sua_demo.denoisers import DENOISERS
+    from sua_demo.attacks.presets import PRESETS
+    from sua_demo.eval.recovery import FIT_TASKS, TASKS
 
     def attack_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--eps", type=float, default=16, help="L-inf budget in 1/255 units")
-        p.add_argument("--alpha", type=float, default=1, help="PGD step in 1/255 units")
-        p.add_argument("--steps", type=int, default=100)
-        p.add_argument("--batch-size", type=int, default=32)
-        p.add_argument("--optimizer", choices=("pgd", "adam"), default="pgd")
-        p.add_argument("--denoiser", choices=DENOISERS.names(), default="gaussian")
-        p.add_argument("--stealth-weight", type=float, default=AttackConfig.stealth_weight)
-        p.add_argument("--beta", type=float, default=0.0, help="weight of the NLL on the denoised image")
-        p.add_argument("--retain-kl", type=float, default=0.0, help="weight of the retain-preservation KL")
-        p.add_argument("--no-eot", action="store_true", help="switch off photo jitter during optimisation")
-        p.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto", help="auto: bf16 autocast")
-        p.add_argument("--compile", action="store_true", help="torch.compile the model (opt-in; slow to start)")
+        p.add_argument("--preset", default="default", choices=list(PRESETS), help="start from these settings")
+        add_config_flags(p, AttackConfig, ATTACK_FLAGS)
         p.add_argument("--attacker-fraction", type=float, default=0.5, help="share of forget people the attacker uses")
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--fit-tasks", nargs="+", default=list(FIT_TASKS), choices=TASKS, help="tasks delta fits on")
 
     p = sub.add_parser("attack", help="optimise a universal noise against a model")
     _bench_args(p)
@@ -356,6 +380,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--vanilla", default=str(TINY / "vanilla"))
     p.add_argument("--splits", type=int, default=3, help="attacker/unseen splits to average over")
     p.add_argument("--no-extras", action="store_true", help="skip the no-stealth ablation and per-image PGD")
+    p.add_argument("--budgets", type=float, nargs="*", default=[], help="eps (/255) of budget curves, e.g. 2 4 8 16")
+    p.add_argument("--purifiers", nargs="*", default=[], help="denoisers to put in front of the model, e.g. jpeg")
+    p.add_argument("--reference", action="store_true", help="also run the public code's settings (preset reference)")
     p.add_argument("--out", required=True, help="folder for report.json, report.md and the noises")
     p.set_defaults(func=cmd_attack_eval)
 
@@ -383,6 +410,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="*")
     p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="the world the models were built on")
     p.set_defaults(func=cmd_build_noises)
+
+    p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--root", default="runs/worlds", help="where the other worlds' models and noises are built")
+    p.add_argument("--noise", default=str(CHECKPOINTS / "noise"), help="the shipped noises; worlds.json goes here")
+    p.set_defaults(func=cmd_build_worlds)
+
+    p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
+    p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "ddpm"))
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_train_ddpm)
 
     p = sub.add_parser("train-dncnn", help="train the DnCNN denoiser on bench photos")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "dncnn.safetensors"))

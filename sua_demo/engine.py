@@ -1,6 +1,6 @@
-"""What the app does, as plain typed functions: load a model, compare answers, optimise a noise, map embeddings.
+"""What the app and the CLI call: a small facade over the session cache, the story of one photo, a person's
+verdict, the optimiser, the embedding map and the batch protocol. Plain values in, plain values out.
 
-The Gradio app (`app.py`) is layout and wiring over this module; the tests drive the same functions.
 Everything expensive is cached per model (the image bank, the UMAP of the bench sample per noise),
 because a person clicking around should wait for the model, not for bookkeeping.
 """
@@ -8,12 +8,11 @@ because a person clicking around should wait for the model, not for bookkeeping.
 from __future__ import annotations
 
 import hashlib
+import math
 import queue
-import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,74 +20,52 @@ import numpy as np
 import torch
 from PIL import Image
 
-from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise
+from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
+from sua_demo.analysis.verdict import Verdict, verdict
+from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.bench import build_bench
 from sua_demo.bench.profiles import IMAGE_QUESTIONS
 from sua_demo.bench.records import Bench, Person
 from sua_demo.config import CHECKPOINTS
-from sua_demo.data import Example, ImageBank
+from sua_demo.data import Example
 from sua_demo.denoisers import DENOISERS, build_denoiser
-from sua_demo.errors import SuaError
+from sua_demo.errors import BadValueError, SuaError, UnknownNameError
 from sua_demo.eval.evaluate import markdown_table
-from sua_demo.eval.metrics import exact_match, is_refusal
+from sua_demo.eval.examples import guided_examples
+from sua_demo.eval.person import person_answers, person_examples
 from sua_demo.eval.recovery import AttackSplit, attack_split, attacker_examples, protocol_groups, recovery
 from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
 from sua_demo.images import amplified, heatmap
-from sua_demo.models import VisionLanguageAdapter, load_adapter
+from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, Session, SessionCache
 
-SHIPPED_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "vanilla", "retrain")
-DEFAULT_MODEL = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (SCIENCE.md)
-NOISE_FALLBACK = "idk"  # vanilla and the retrain control get the IDK noise: the "same delta" control
+__all__ = ["DEFAULT_MODEL", "SHIPPED_MODELS", "Engine", "Session", "Story"]
 MAX_QUESTION_CHARS = 300
+MAX_STEPS = 2000
 MAP_PHOTOS = (0, 5)  # one train and one held-out photo per person in the embedding map
 MAP_PEOPLE = 33  # x 2 photos x 3 conditions ~ 200 points
+COLUMNS = ("vanilla", "clean", "delta", "random", "retrain_delta", "denoised")
 
 
 @dataclass
-class Session:
-    """One loaded model with everything the app keeps beside it."""
-
-    name: str
-    adapter: VisionLanguageAdapter
-    bank: ImageBank
-    shipped_noise: Noise | None
-    noise_note: str
-    maps: OrderedDict[str, Any] = field(default_factory=OrderedDict)  # noise fingerprint -> fitted map
-    attack_lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def image_size(self) -> int:
-        return self.adapter.image_size
-
-
-@dataclass
-class AnswerRow:
+class StoryRow:
     question: str
-    truth: str | None
-    clean: str
-    noisy: str
-    denoised: str
-
-    def verdicts(self) -> tuple[str, str, str]:
-        """✓ / ✗ against the truth where it is known, 'refused' where the model declined."""
-        return tuple(self._verdict(a) for a in (self.clean, self.noisy, self.denoised))  # type: ignore[return-value]
-
-    def _verdict(self, answer: str) -> str:
-        if is_refusal(answer):
-            return "refused"
-        if self.truth is None:
-            return ""
-        return "✓" if exact_match(answer, self.truth) else "✗"
+    truth: str | None  # None for an uploaded photo or a free question
+    answers: dict[str, str]  # column -> answer; a column whose model is not available is absent
 
 
 @dataclass
-class Comparison:
+class Story:
+    """One image under every condition of the protocol, and how visible delta is on it."""
+
+    model: str
+    controls: dict[str, str | None]  # "vanilla" / "retrain" -> the model that answered, None if not available
+    who: str
+    rows: list[StoryRow]
     clean: torch.Tensor  # (3, S, S) in [0, 1]
     noisy: torch.Tensor
     denoised: torch.Tensor
     delta_view: torch.Tensor  # delta amplified to [0, 1]
     diff_view: torch.Tensor  # |noisy - clean| as a heatmap
-    rows: list[AnswerRow]
     pixels: dict[str, float]
     cosines: dict[str, float]
 
@@ -96,53 +73,37 @@ class Comparison:
 class Engine:
     """Loads and caches models; every method takes plain values and returns plain values."""
 
-    def __init__(self, checkpoints: Path = CHECKPOINTS, bench: Bench | None = None, max_models: int = 3) -> None:
+    def __init__(self, checkpoints: Path = CHECKPOINTS, bench: Bench | None = None) -> None:
         self.checkpoints = Path(checkpoints)
         self.bench = bench or build_bench()
         self._ids = {p.id for p in self.bench.people}
-        self.max_models = max_models
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
-        self._lock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}
+        self.sessions = SessionCache(self.checkpoints, self.bench)
+        self._random: dict[tuple[int, float], Noise] = {}
         self._map_lock = threading.Lock()
 
     # -- models ---------------------------------------------------------------------------
     def session(self, model: str) -> Session:
-        """A shipped model's name, or any folder / Hub id the adapters can load (cached, least recent evicted)."""
-        model = (model or "").strip()
-        if not model:
-            raise SuaError("choose a model, or type a model id or local folder")
-        with self._lock:
-            if model in self._sessions:
-                self._sessions.move_to_end(model)
-                return self._sessions[model]
-            loading = self._loading.setdefault(model, threading.Lock())
-        with loading:  # one load per model; users of other models are not held up meanwhile
-            with self._lock:
-                if model in self._sessions:
-                    return self._sessions[model]
-            adapter = load_adapter(self.checkpoints / "tiny-llava" / model if model in SHIPPED_MODELS else model)
-            noise, note = self._shipped_noise(model, adapter.image_size)
-            sess = Session(model, adapter, ImageBank(self.bench, adapter), noise, note)
-            with self._lock:
-                self._sessions[model] = sess
-                while len(self._sessions) > self.max_models:
-                    self._sessions.popitem(last=False)
-            return sess
+        """A shipped model's name, or (where allowed) any folder / Hub id the adapters can load."""
+        return self.sessions.get(model)
 
-    def _shipped_noise(self, model: str, size: int) -> tuple[Noise | None, str]:
-        root = self.checkpoints / "noise"
-        own = root / model / "delta_split0.safetensors"
-        if own.is_file():
-            return load_noise(own, size), f"the noise shipped for {model}"
-        fallback = root / NOISE_FALLBACK / "delta_split0.safetensors"
-        if model in SHIPPED_MODELS and fallback.is_file():
-            return load_noise(fallback, size), f"the {NOISE_FALLBACK} model's noise (the same-delta control)"
-        return None, "no shipped noise for this model: upload one or optimise one"
+    def controls(self, sess: Session, vanilla: str = "", retrain: str = "") -> tuple[Session | None, Session | None]:
+        """The before-unlearning and retrain-control models beside `sess`: the shipped ones for a shipped model,
+        those the user names for their own model, None (shown as not available) otherwise."""
+        if sess.shipped:
+            vanilla, retrain = vanilla or "vanilla", retrain or "retrain"
+        return (self.session(vanilla) if vanilla else None, self.session(retrain) if retrain else None)
+
+    def random_noise(self, sess: Session, eps: float) -> Noise:
+        """Uniform noise of the same eps (seed 0), the control every figure is read against."""
+        key = (sess.image_size, round(eps, 8))
+        if key not in self._random:
+            attack = ATTACKS.get("random")(sess.adapter, AttackConfig(eps=eps))
+            self._random[key] = attack.run(sess.bank, [], progress=False)
+        return self._random[key]
 
     # -- people and questions -------------------------------------------------------------
     def split_of_noise(self, noise: Noise | None) -> AttackSplit:
-        """Which forget people a noise was optimised on (from its metadata), else the protocol's split 0."""
+        """Which forget people a noise was optimised on (from its validated metadata), else split 0."""
         if noise is not None and "attacker_ids" in noise.meta:
             ids = [int(i) for i in noise.meta["attacker_ids"]]
             unseen = [i for i in self.bench.forget_ids if i not in ids]
@@ -151,21 +112,20 @@ class Engine:
 
     def person(self, pid: int) -> Person:
         if pid not in self._ids:
-            raise SuaError(f"no person #{pid} in this benchmark; IDs run from 1 to {len(self.bench.people)}")
+            raise UnknownNameError(f"no person #{pid} in this benchmark; IDs run from 1 to {len(self.bench.people)}")
         return self.bench.person(pid)
 
-    def person_label(self, pid: int, noise: Noise | None) -> str:
-        person = self.person(pid)
-        role = self.bench.split_of(pid)
-        if role == "forget":
-            role += ", in δ's attacker set" if pid in self.split_of_noise(noise).attacker_ids else ", unseen by δ"
-        return f"#{pid} {person.name} ({role})"
+    def role(self, pid: int, noise: Noise | None) -> str:
+        """'unseen by δ', 'attacker set' or 'retain': the badge that says what a person's result means."""
+        if self.bench.split_of(self.person(pid).id) == "retain":
+            return "retain"
+        return "attacker set" if pid in self.split_of_noise(noise).attacker_ids else "unseen by δ"
 
     def people(self, noise: Noise | None) -> list[tuple[int, str]]:
-        """Forget people first (unseen by the noise first: where generalisation shows), then retain people."""
+        """(id, role), forget people first (unseen by the noise first: where generalisation shows)."""
         split = self.split_of_noise(noise)
         order = split.unseen_ids + split.attacker_ids + self.bench.retain_ids
-        return [(pid, self.person_label(pid, noise)) for pid in order]
+        return [(pid, self.role(pid, noise)) for pid in order]
 
     def facts(self, pid: int) -> dict[str, str]:
         person = self.person(pid)
@@ -174,7 +134,7 @@ class Engine:
     def photo(self, pid: int, index: int) -> Image.Image:
         photos = self.person(pid).photos
         if not 0 <= index < len(photos):
-            raise SuaError(f"person #{pid} has photos 0-{len(photos) - 1}, not {index}")
+            raise BadValueError(f"person #{pid} has photos 0-{len(photos) - 1}, not {index}")
         return photos[index]
 
     def questions(self, pid: int | None) -> list[tuple[str, str | None]]:
@@ -184,121 +144,157 @@ class Engine:
         items = self.bench.items([self.person(pid).id], tasks=("gen",), modalities=("image",))
         return [(q.question, q.answer) for q in items]
 
-    # -- the comparison -------------------------------------------------------------------
     def prepare(self, sess: Session, image: Image.Image) -> torch.Tensor:
         """(3, S, S) in [0, 1], resized and cropped exactly as the model's processor does."""
         return sess.adapter.prepare_images([image])[0]
 
-    def compare(
+    # -- the story of one photo, and the verdict over a person's photos ----------------------
+    def story(
         self,
         sess: Session,
         x: torch.Tensor,
         questions: list[tuple[str, str | None]],
         noise: Noise,
         denoiser: str = "gaussian",
-        max_new_tokens: int = 12,
-    ) -> Comparison:
-        """Answers on clean, noisy and denoised-noisy versions of one image, with how visible delta is."""
+        vanilla: Session | None = None,
+        retrain: Session | None = None,
+        who: str = "",
+    ) -> Story:
+        """Answers on one image: before unlearning, unlearned clean / + delta / + random noise / + delta then
+        denoised, and the retrain control + delta; with the pictures and how visible delta is."""
         if not questions:
             raise SuaError("ask at least one question")
-        for q, _ in questions:
-            check_question(q)
+        qs = [check_question(q) for q, _ in questions]
+        for other in (s for s in (vanilla, retrain) if s is not None):
+            check_noise(other, noise)
         check_noise(sess, noise)
         d = build_denoiser(check_denoiser(denoiser))
         clean = x[None]
         noisy = noise.apply(clean)
         with torch.inference_mode():
             denoised = d(noisy)
-        views = torch.cat([clean, noisy, denoised])
-        qs = [q for q, _ in questions]
-        k = len(qs)
-        answers = sess.adapter.generate(views.repeat_interleave(k, 0), qs * 3, max_new_tokens=max_new_tokens)
-        rows = [AnswerRow(q, t, answers[i], answers[k + i], answers[2 * k + i]) for i, (q, t) in enumerate(questions)]
-        diff = (noisy - clean)[0]
-        return Comparison(
+        views = {"clean": clean, "delta": noisy, "random": self.random_noise(sess, noise.eps).apply(clean)}
+        views["denoised"] = denoised
+        answers = _ask(sess, views, qs)
+        if vanilla is not None:
+            answers |= {"vanilla": _ask(vanilla, {"vanilla": clean}, qs)["vanilla"]}
+        if retrain is not None:
+            answers |= {"retrain_delta": _ask(retrain, {"retrain_delta": noisy}, qs)["retrain_delta"]}
+        rows = [
+            StoryRow(q, t, {c: answers[c][i] for c in COLUMNS if c in answers})
+            for i, (q, (_, t)) in enumerate(zip(qs, questions, strict=True))
+        ]
+        return Story(
+            model=sess.name,
+            controls={"vanilla": vanilla.name if vanilla else None, "retrain": retrain.name if retrain else None},
+            who=who,
+            rows=rows,
             clean=clean[0],
             noisy=noisy[0],
             denoised=denoised[0],
             delta_view=amplified(noise.delta, noise.eps),
-            diff_view=heatmap(diff.abs().amax(0), noise.eps),
-            rows=rows,
+            diff_view=heatmap((noisy - clean)[0].abs().amax(0), noise.eps),
             pixels=pixel_metrics(clean, noisy),
             cosines=embedding_cosines(sess.adapter, d, clean, noisy),
         )
+
+    def person_verdict(
+        self, sess: Session, pid: int, noise: Noise, vanilla: Session | None = None, retrain: Session | None = None
+    ) -> Verdict:
+        """Over all of a person's photos: right answers per condition, and how many delta brought back."""
+        check_noise(sess, noise)
+        person = self.person(pid)
+        rand = self.random_noise(sess, noise.eps)
+        answers = person_answers(
+            self.bench,
+            pid,
+            (sess.adapter, sess.bank),
+            noise,
+            rand,
+            (vanilla.adapter, vanilla.bank) if vanilla else None,
+            (retrain.adapter, retrain.bank) if retrain else None,
+        )
+        examples, photos = person_examples(self.bench, pid)
+        items = examples[: len(examples) // len(photos)]
+        return verdict(f"#{pid} {person.name}", [e.item.answer for e in items], answers, [e.item.fact for e in items])
+
+    def examples(self, sess: Session) -> list[dict[str, Any]]:
+        """The model's guided examples: as shipped (examples.json, measured by `make noises`), else measured now
+        on its shipped noise (a few seconds, once per model)."""
+        if not sess.examples and sess.shipped_noise is not None and sess.name == sess.noise_owner:
+            vanilla, retrain = self.controls(sess)
+            sess.examples = guided_examples(
+                self.bench,
+                self.split_of_noise(sess.shipped_noise),
+                (sess.adapter, sess.bank),
+                sess.shipped_noise,
+                self.random_noise(sess, sess.shipped_noise.eps),
+                (retrain.adapter, retrain.bank) if retrain else None,
+            )
+        return sess.examples
 
     # -- optimise now ---------------------------------------------------------------------
     def optimise(
         self,
         sess: Session,
-        eps_255: float = 16,
-        steps: int = 100,
-        denoiser: str = "gaussian",
+        eps_255: float = AttackConfig.eps * 255,
+        steps: int = AttackConfig.steps,
+        denoiser: str = AttackConfig.denoiser,
         stealth_weight: float = AttackConfig.stealth_weight,
-        on_step: Callable[[int, dict[str, float]], None] | None = None,
+        on_step: Callable[[int, dict[str, float], torch.Tensor], None] | None = None,
         stop: threading.Event | None = None,
-        workdir: Path | None = None,
         seed: int = 0,
-    ) -> Noise:
-        """A universal SUA noise on the protocol's attacker split `seed`. `stop` ends it early with the delta so
-        far: a cancelled run still returns what it had."""
-        if not 0 < eps_255 <= 64:
-            raise SuaError(f"eps must be between 0 and 64 (in 1/255 units), got {eps_255}")
-        if not 1 <= steps <= 2000:
-            raise SuaError(f"steps must be between 1 and 2000, got {steps}")
+        base: AttackConfig | None = None,
+    ) -> tuple[Noise, Noise | None]:
+        """A universal SUA noise on the protocol's attacker split `seed`: (last, lowest-loss) deltas. `stop`
+        ends it early with the delta so far: a cancelled run still returns what it had."""
+        eps_255 = finite("eps", eps_255, 0, 64, open_low=True)
+        steps = int(finite("steps", steps, 1, MAX_STEPS))
+        stealth_weight = finite("stealth weight", stealth_weight, 0, 1e4)
         split = attack_split(self.bench, seed=seed)
         cfg = replace(
-            AttackConfig(),
+            base or AttackConfig(),
             eps=eps_255 / 255,
-            steps=int(steps),
-            denoiser=denoiser,
+            steps=steps,
+            denoiser=check_denoiser(denoiser),
             stealth_weight=stealth_weight,
-            checkpoint_every=1,
             seed=seed,
         )
-        checkpoint = Path(workdir or tempfile.mkdtemp(prefix="sua_attack_")) / "noise_in_progress.safetensors"
-        checkpoint.unlink(missing_ok=True)
-        check_denoiser(denoiser)
         meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": seed}
-
-        def step(i: int, stats: dict[str, float]) -> None:  # called once step i is checkpointed
-            if on_step is not None:
-                on_step(i, stats)
-            if stop is not None and stop.is_set():
-                raise _Stopped
-
         attack = ATTACKS.get("sua")(sess.adapter, cfg)
+
+        def step(i: int, stats: dict[str, float]) -> None:
+            if on_step is not None:
+                on_step(i, stats, attack.current_delta())
+            if stop is not None and stop.is_set():
+                raise _Stopped(i)
+
         examples = attacker_examples(self.bench, split)
         with sess.attack_lock:  # the attack switches kernels on the shared model; one attack at a time
             try:
-                noise = attack.run(sess.bank, examples, checkpoint=checkpoint, callback=step, progress=False, meta=meta)
-            except _Stopped:
-                noise = load_noise(checkpoint, sess.image_size)
-                noise.meta["stopped_early"] = True
-            finally:
-                checkpoint.unlink(missing_ok=True)
-        return noise
+                noise = attack.run(sess.bank, examples, callback=step, progress=False, meta=meta)
+            except _Stopped as stopped:
+                noise = Noise(attack.current_delta(), cfg.eps, {**meta, "step": stopped.step, "stopped_early": True})
+        best = attack.best if not noise.meta.get("stopped_early") else None
+        for n in (noise, best):
+            if n is not None:
+                n.meta["model"] = public_name(sess.name)  # never a server path
+        return noise, best
 
     def optimise_stream(
-        self,
-        sess: Session,
-        eps_255: float,
-        steps: int,
-        denoiser: str,
-        stealth_weight: float,
-        stop: threading.Event,
-        workdir: Path,
-    ) -> Iterator[tuple[int, float] | Noise]:
-        """`optimise` in a worker thread: yields (step, loss) as they come, then the Noise. Closing the
-        generator (a page that went away) sets `stop`, so the worker ends after its current step."""
+        self, sess: Session, stop: threading.Event, **kwargs: Any
+    ) -> Iterator[tuple[int, float, torch.Tensor] | tuple[Noise, Noise | None]]:
+        """`optimise` in a worker thread: yields (step, loss, delta) as they come, then (last, best). Closing
+        the generator (a page that went away) sets `stop`, so the worker ends after its current step."""
         updates: queue.Queue = queue.Queue()
         result: dict[str, Any] = {}
 
-        def on_step(i: int, stats: dict[str, float]) -> None:
-            updates.put((i, stats["loss"]))
+        def on_step(i: int, stats: dict[str, float], delta: torch.Tensor) -> None:
+            updates.put((i, stats["loss"], delta))
 
         def work() -> None:
             try:
-                result["noise"] = self.optimise(sess, eps_255, steps, denoiser, stealth_weight, on_step, stop, workdir)
+                result["noises"] = self.optimise(sess, on_step=on_step, stop=stop, **kwargs)
             except Exception as err:  # raised again in the caller's thread, not lost in this one
                 result["error"] = err
             finally:
@@ -312,13 +308,13 @@ class Engine:
             stop.set()
         if "error" in result:
             raise result["error"]
-        yield result["noise"]
+        yield result["noises"]
 
     # -- the embedding map ----------------------------------------------------------------
     def embedding_map(
         self, sess: Session, noise: Noise, denoiser: str = "gaussian", user_image: torch.Tensor | None = None
     ) -> list[dict[str, Any]]:
-        """2-D UMAP points of clean, noisy and denoised embeddings of a bench sample (plus the user's image).
+        """2-D points of clean, noisy and denoised embeddings of a bench sample (plus the user's image).
 
         The map of the bench sample is fitted once per (model, noise, denoiser) and cached; the user's
         image is placed on it with the fitted reducer, which takes milliseconds.
@@ -329,41 +325,22 @@ class Engine:
                 sess.maps[key] = self._fit_map(sess, noise, denoiser)
                 while len(sess.maps) > 8:
                     sess.maps.popitem(last=False)
-            reducer, points = sess.maps[key]
-        points = list(points)
+            fitted: EmbeddingMap = sess.maps[key]
+        points = list(fitted.points)
         if user_image is not None:
-            emb = _embeddings(sess, build_denoiser(denoiser), noise, user_image[None])
-            xy = reducer.transform(emb)
-            for (cx, cy), cond in zip(xy, ("clean", "noisy", "denoised"), strict=True):
-                points.append({"x": float(cx), "y": float(cy), "condition": cond, "group": "your image", "who": "you"})
+            points += fitted.place(_embeddings(sess, build_denoiser(denoiser), noise, user_image[None]))
         return points
 
-    def _fit_map(self, sess: Session, noise: Noise, denoiser: str) -> tuple[Any, list[dict[str, Any]]]:
-        import umap  # noqa: PLC0415  (a slow import; only the map needs it)
-
-        forget = list(self.bench.forget_ids)
-        ids = (forget + self.bench.retain_ids)[:MAP_PEOPLE]
+    def _fit_map(self, sess: Session, noise: Noise, denoiser: str) -> EmbeddingMap:
+        ids = (list(self.bench.forget_ids) + self.bench.retain_ids)[:MAP_PEOPLE]
         examples = [Example(self.bench.items([pid], ("gen",), ("image",))[0], ph) for pid in ids for ph in MAP_PHOTOS]
         x = sess.bank.get(examples)
         assert x is not None
-        emb = _embeddings(sess, build_denoiser(denoiser), noise, x)
-        reducer = umap.UMAP(n_neighbors=15, min_dist=0.3, random_state=0, n_jobs=1)
-        xy = reducer.fit_transform(emb)
-        n = len(examples)
-        points = []
-        for c, cond in enumerate(("clean", "noisy", "denoised")):
-            for i, ex in enumerate(examples):
-                pid = ex.person_id
-                points.append(
-                    {
-                        "x": float(xy[c * n + i, 0]),
-                        "y": float(xy[c * n + i, 1]),
-                        "condition": cond,
-                        "group": self.bench.split_of(pid),
-                        "who": f"#{pid} {self.bench.person(pid).name}, photo {ex.photo}",
-                    }
-                )
-        return reducer, points
+        labels = [
+            (self.bench.split_of(e.person_id), f"#{e.person_id} {self.bench.person(e.person_id).name}, photo {e.photo}")
+            for e in examples
+        ]
+        return fit_map(_embeddings(sess, build_denoiser(denoiser), noise, x), labels)
 
     # -- the batch tab --------------------------------------------------------------------
     def batch_report(
@@ -371,16 +348,48 @@ class Engine:
     ) -> tuple[dict[str, dict[str, dict[str, float]]], str]:
         """The recovery protocol for one given noise: clean, this noise and random noise of the same eps."""
         check_noise(sess, noise)
-        split = self.split_of_noise(noise)
-        groups = protocol_groups(self.bench, split, retain_people, tasks)  # type: ignore[arg-type]
-        rand = ATTACKS.get("random")(sess.adapter, AttackConfig(eps=noise.eps)).run(sess.bank, [], progress=False)
-        rec = recovery(sess.adapter, sess.bank, groups, {"clean": None, "noise": noise, "random": rand})
+        groups = protocol_groups(self.bench, self.split_of_noise(noise), retain_people, tasks)  # type: ignore[arg-type]
+        rec = recovery(
+            sess.adapter,
+            sess.bank,
+            groups,
+            {"clean": None, "noise": noise, "random": self.random_noise(sess, noise.eps)},
+        )
         tables = "\n".join(f"**{cond}**\n\n{markdown_table(rows)}" for cond, rows in rec.items())
         return rec, tables
 
 
 class _Stopped(Exception):
     """Raised from the step callback to end an optimisation early."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__(step)
+        self.step = step
+
+
+def public_name(model: str) -> str:
+    """A model's name as it may leave the server: a shipped name or Hub id as is, a folder by its last part."""
+    return Path(model).name if model not in SHIPPED_MODELS and Path(model).is_absolute() else model
+
+
+def _ask(sess: Session, views: dict[str, torch.Tensor], questions: list[str]) -> dict[str, list[str]]:
+    """Every question on every view in one batched generate: {view name: answers}."""
+    k = len(questions)
+    images = torch.cat(list(views.values())).repeat_interleave(k, 0)
+    answers = sess.adapter.generate(images, questions * len(views))
+    return {name: answers[i * k : (i + 1) * k] for i, name in enumerate(views)}
+
+
+def finite(name: str, value: Any, low: float, high: float, open_low: bool = False) -> float:
+    """A number from the UI or the API, refused with a message if it is not one, NaN, or out of range."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise BadValueError(f"{name} must be a number, got {str(value)[:40]!r}") from None
+    if not math.isfinite(v) or v < low or v > high or (open_low and v == low):
+        bound = f"({low:g}, {high:g}]" if open_low else f"[{low:g}, {high:g}]"
+        raise BadValueError(f"{name} must be a number in {bound}, got {str(value)[:40]}")
+    return v
 
 
 def check_question(question: str) -> str:
@@ -394,7 +403,7 @@ def check_question(question: str) -> str:
 
 def check_denoiser(name: str) -> str:
     if name not in DENOISERS:
-        raise SuaError(f"unknown denoiser {name!r}; choose one of: {', '.join(DENOISERS.names())}")
+        raise UnknownNameError(f"unknown denoiser {str(name)[:40]!r}; choose one of: {', '.join(DENOISERS.names())}")
     return name
 
 

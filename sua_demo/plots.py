@@ -1,4 +1,5 @@
-"""Plotly figures for the app and the reports: the embedding map, recovery bars and the loss curve."""
+"""Plotly figures for the app and the reports: recovery bars, budget curves and the loss curve (the embedding map
+lives in analysis/embedding_map.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-CONDITION_COLOURS = {"clean": "#2b83ba", "noisy": "#d7191c", "denoised": "#fdae61"}
-GROUP_SYMBOLS = {"forget": "circle", "retain": "square", "your image": "star"}
 GROUP_LABELS = {
     "a_attacker_images": "attacker's photos",
     "b_attacker_heldout": "attacker people, unseen photos",
@@ -15,49 +14,6 @@ GROUP_LABELS = {
     "c_unseen_heldout": "unseen people, held-out photos",
     "retain_heldout": "retain people (should not move)",
 }
-
-STEALTH_CAPTION = (
-    "Each point is one image embedding (vision tower → projector, mean over tokens), laid out by UMAP. "
-    "A *stealthy* noise keeps every red (noisy) point next to its orange (denoised) twin, so a detector that "
-    "compares an input with its denoised copy sees nothing odd; the red cloud may still sit apart from the "
-    "blue (clean) one, which is where the hidden answers come back."
-)
-
-
-def embedding_figure(points: list[dict[str, Any]]) -> go.Figure:
-    fig = go.Figure()
-    for cond, colour in CONDITION_COLOURS.items():
-        for group, symbol in GROUP_SYMBOLS.items():
-            pts = [p for p in points if p["condition"] == cond and p["group"] == group]
-            if not pts:
-                continue
-            big = group == "your image"
-            fig.add_trace(
-                go.Scattergl(
-                    x=[p["x"] for p in pts],
-                    y=[p["y"] for p in pts],
-                    mode="markers",
-                    name=f"{cond} · {group}",
-                    marker={
-                        "color": colour,
-                        "symbol": symbol,
-                        "size": 16 if big else 8,
-                        "opacity": 0.85,
-                        "line": {"width": 1.5 if big else 0.5, "color": "black"},
-                    },
-                    text=[p["who"] for p in pts],
-                    hovertemplate="%{text}<br>" + cond + "<extra></extra>",
-                )
-            )
-    fig.update_layout(
-        height=460,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        legend={"orientation": "h", "y": -0.05},
-        title="Image embeddings: clean, noisy, denoised (UMAP)",
-        xaxis={"showticklabels": False},
-        yaxis={"showticklabels": False},
-    )
-    return fig
 
 
 def recovery_figure(rec: dict[str, dict[str, dict[str, float]]], key: str = "gen_em") -> go.Figure:
@@ -95,4 +51,39 @@ def loss_figure(history: list[tuple[int, float]], total: int) -> go.Figure:
         xaxis={"title": "step", "range": [0, max(total, 1)]},
         yaxis={"title": "loss"},
     )
+    return fig
+
+
+def budget_figure(curves: dict[str, Any]) -> go.Figure:
+    """Recovery (generation exact match, mean ± sd over splits) and detector AUROC against eps.
+
+    `curves`: {"eps_255": [...], "recovery": {group: {"mean": [...], "sd": [...]}}, "auroc": {"mean", "sd"}}.
+    """
+    from plotly.subplots import make_subplots
+
+    eps = curves["eps_255"]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("recovery with δ (%)", "detector AUROC"))
+    for group, c in curves["recovery"].items():
+        fig.add_trace(
+            go.Scatter(
+                x=eps,
+                y=c["mean"],
+                error_y={"type": "data", "array": c["sd"], "visible": True},
+                mode="lines+markers",
+                name=GROUP_LABELS.get(group, group),
+            ),
+            row=1,
+            col=1,
+        )
+    a = curves.get("auroc")
+    if a:
+        fig.add_trace(
+            go.Scatter(
+                x=eps, y=a["mean"], error_y={"type": "data", "array": a["sd"], "visible": True},
+                mode="lines+markers", name="detector AUROC", line={"color": "black"},
+            ),
+            row=1, col=2,
+        )  # fmt: skip
+    fig.update_xaxes(title_text="ε (/255)")
+    fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.25})
     return fig

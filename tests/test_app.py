@@ -8,24 +8,25 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
-import torch
 from PIL import Image
-from safetensors.torch import save_file
 
 ROOT = Path(__file__).resolve().parent.parent
-UNSEEN_FORGET = "#5"  # a forget person the shipped IDK noise never saw (split 0)
 
 
 def test_importing_the_app_does_no_work():
     code = (
         "import sys, threading, app\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'import loaded the models stack'\n"
-        "assert app._engine.cache_info().currsize == 0\n"
+        "assert 'sua_demo.ui.session' not in sys.modules, 'import built the app state'\n"
         "assert threading.active_count() == 1, 'import started threads'\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_app_py_is_layout_and_wiring():
+    assert len((ROOT / "app.py").read_text().splitlines()) <= 250
 
 
 @pytest.fixture(scope="module")
@@ -35,42 +36,50 @@ def app():
     return module
 
 
-def ask(app, person=UNSEEN_FORGET, photo=5, upload=None, question="", source="shipped", noise_file=None, model="idk"):
-    return app.answer(model, "", person, photo, upload, question, source, noise_file, None, "gaussian")
+@pytest.fixture(scope="module")
+def first(app):
+    """The guided first run: the model's best measured example."""
+    return app.state().load("idk")
 
 
-def test_load_model_lists_people_and_marks_the_attacker_set(app):
-    status, person, gallery = app.load_model("idk", "")
+def ask(app, person, photo=5, upload=None, question="", source="shipped", noise_file=None, model="idk", **kw):
+    return app.answer(model, person, photo, upload, question, source, noise_file, None, "gaussian", **kw)
+
+
+def test_load_starts_on_a_measured_example_and_badges_every_person(app, first):
+    status, thumbs, people, photo, samples = app.load_model("idk", "", "all")
     assert "LlavaForConditionalGeneration" in status and "64 px" in status
-    assert len(gallery) == 100 and len(person["choices"]) == 100
-    labels = person["choices"]
-    assert labels[0].startswith(UNSEEN_FORGET) and "unseen by δ" in labels[0]
-    assert sum("in δ's attacker set" in x for x in labels) == 8 and sum("(retain)" in x for x in labels) == 85
+    assert len(thumbs["value"]) == 100 and "idk" in thumbs["label"] and len(people["choices"]) == 100
+    assert people["value"] == first.person
+    assert "unseen by δ" in first.person and photo["value"] == first.photo and samples["samples"]
 
 
-def test_a_model_that_cannot_be_loaded_gives_a_clear_message(app):
-    with pytest.raises(gr.Error, match="no model folder"):
-        app.load_model("idk", "/nowhere/model")
-    with pytest.raises(gr.Error, match="local cache"):
-        app.load_model("idk", "someone/not-a-cached-model")
+def test_a_model_change_keeps_the_person(app, first):
+    _, _, people, photo, _ = app.load_model("grad_diff", first.person, "all")
+    assert people["value"].split(" ")[0] == first.person.split(" ")[0] and "value" not in photo
+    table, note, *_ = ask(app, people["value"], model="grad_diff")
+    assert "model **grad_diff**" in note
 
 
-def test_shipped_noise_changes_answers_on_a_person_it_never_saw(app):
-    images, rows, metrics, note = ask(app)
-    assert len(images) == 5 and all(im.size == (256, 256) for im, _ in images)
-    assert len(rows) == 5 and all(r[1] != "?" for r in rows)  # bench person: truths known
-    assert "refused" in rows[0][2], "the IDK model refuses the name question on the clean photo"
-    assert any("✓" in r[3] for r in rows), f"the shipped noise should bring back a true answer: {rows}"
-    linf = float(dict(metrics)["L∞ (×255)"])
-    assert 0 < linf <= 16.05
-    assert "unseen by δ" in note
+def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls_not(app, first):
+    table, note, preview, views, slider, metrics, files, banner = ask(app, first.person, first.photo)
+    assert table.count("<tr>") == 6 and banner == ""
+    rows = [r.split("</td>") for r in table.split("<tr>")[2:]]
+    cols = ["truth", "vanilla", "clean", "delta", "random", "retrain_delta", "denoised"]
+    wins = [dict(zip(cols, r, strict=False)) for r in rows]
+    assert any("✓" in w["delta"] and "✓" not in w["random"] and "✓" not in w["retrain_delta"] for w in wins), table
+    assert preview[0][0].size[0] >= 256 and len(views) == 4 and len(slider) == 2
+    assert 0 < float(dict(metrics)["L∞ (×255)"]) <= 16.05
+    assert [Path(f).suffix for f in files] == [".csv", ".json"]
+    html = app.verdict("idk", first.person, first.photo, None, "shipped", None, None)
+    assert "δ brought back" in html and "retrain control + δ" in html and "random noise" in html
 
 
-def test_free_question_is_answered_and_an_overlong_one_refused(app):
-    _, rows, _, _ = ask(app, question="Where was this person born?")
-    assert len(rows) == 6 and rows[-1][1] == "?"
+def test_a_free_question_is_answered_and_an_overlong_one_refused(app, first):
+    table, *_ = ask(app, first.person, question="Where was this person born?")
+    assert table.count("<tr>") == 7
     with pytest.raises(gr.Error, match="characters"):
-        ask(app, question="why " * 200)
+        ask(app, first.person, question="why " * 200)
 
 
 def _encoded(im: Image.Image, fmt: str, **kw) -> bytes:
@@ -100,14 +109,14 @@ def _photo() -> Image.Image:
         ),
     ],
 )
-def test_uploads_in_any_common_format_are_answered(app, tmp_path, name, make):
+def test_uploads_in_any_common_format_are_answered_and_shown(app, tmp_path, name, make):
     path = tmp_path / name
     path.write_bytes(make(_photo()))
-    images, rows, _, note = ask(app, upload=str(path))
-    assert len(rows) == 5 and all(r[1] == "?" for r in rows)  # an upload has no known truths
-    assert images[0][0].size == (256, 256)
+    table, note, preview, *_, banner = ask(app, "", upload=str(path))
+    assert "<td>?</td>" in table and preview[0][1] == "your photo" and "fictitious" in banner
     if "animated" in name:
         assert "first frame" in note
+    assert "δ changed" in app.verdict("idk", "", 5, str(path), "shipped", None, None)
 
 
 @pytest.mark.parametrize(
@@ -115,105 +124,73 @@ def test_uploads_in_any_common_format_are_answered(app, tmp_path, name, make):
     [
         ("notes.png", b"this is not an image", "not an image"),
         ("tiny.png", _encoded(Image.new("RGB", (1, 1)), "PNG"), "at least 8x8"),
+        ("strip.png", _encoded(Image.new("RGB", (20000, 8)), "PNG"), "strip"),
     ],
 )
 def test_bad_uploads_give_a_clear_error(app, tmp_path, name, data, message):
     path = tmp_path / name
     path.write_bytes(data)
     with pytest.raises(gr.Error, match=message):
-        ask(app, upload=str(path))
+        ask(app, "", upload=str(path))
 
 
-def test_truncated_and_bomb_uploads(app, tmp_path):
-    from tests.test_images import png_bytes
-
-    whole = _encoded(_photo().resize((300, 300)), "JPEG")
-    (tmp_path / "cut.jpg").write_bytes(whole[: len(whole) // 2])
-    with pytest.raises(gr.Error, match="truncated"):
-        ask(app, upload=str(tmp_path / "cut.jpg"))
-    (tmp_path / "bomb.png").write_bytes(png_bytes(30000, 30000))
-    with pytest.raises(gr.Error, match="megapixels"):
-        ask(app, upload=str(tmp_path / "bomb.png"))
-
-
-def test_unknown_person_or_denoiser_gives_a_clear_error(app):
+def test_unknown_person_or_denoiser_gives_a_clear_error(app, caplog):
     with pytest.raises(gr.Error, match="no person #999"):
-        ask(app, person="999")
+        ask(app, "999")
     with pytest.raises(gr.Error, match="unknown denoiser"):
-        app.answer("idk", "", UNSEEN_FORGET, 5, None, "", "shipped", None, None, "wavelet")
-    with pytest.raises(gr.Error, match="no person #0"):
-        app.show_person("#0 nobody", 0)
+        app.answer("idk", "#5", 5, None, "", "shipped", None, None, "wavelet")
+    assert "Traceback" not in caplog.text and "user error in answer: no person #999" in caplog.text
 
 
-def test_a_stop_keeps_the_noise_so_far(app):
-    request = gr.Request(session_hash="stop-test")
-    run = app.optimise("idk", "", 16, 200, "gaussian", 1.0, request)
-    next(run)  # the first streamed update: the worker is running
-    assert "stopping" in app.stop_optimising(request)
-    *_, (_, status, files, path, _) = run
-    assert status.startswith("stopped early") and len(files) == 2 and path.endswith(".safetensors")
-    assert "nothing is being optimised" in app.stop_optimising(request)
-
-
-def test_uploaded_noise_files_are_validated(app, tmp_path):
-    good = ROOT / "checkpoints" / "noise" / "idk" / "delta_split0.safetensors"
-    _, rows, _, _ = ask(app, source="uploaded", noise_file=str(good))
-    assert len(rows) == 5
-    bad = {
-        "shape.safetensors": ({"delta": torch.zeros(3, 32, 32)}, "32 px"),
-        "nan.safetensors": ({"delta": torch.full((3, 64, 64), float("nan"))}, "NaN"),
-    }
-    for name, (tensors, message) in bad.items():
-        save_file(tensors, str(tmp_path / name), metadata={"eps": str(16 / 255)})
-        with pytest.raises(gr.Error, match=message):
-            ask(app, source="uploaded", noise_file=str(tmp_path / name))
-    (tmp_path / "pickle.safetensors").write_bytes(b"\x80\x04\x95not safetensors")
-    with pytest.raises(gr.Error, match="not a valid safetensors"):
-        ask(app, source="uploaded", noise_file=str(tmp_path / "pickle.safetensors"))
-    with pytest.raises(gr.Error, match="upload a .safetensors"):
-        ask(app, source="uploaded", noise_file=None)
-    save_file({"delta": torch.zeros(3, 64, 64)}, str(tmp_path / "eps.safetensors"), metadata={"eps": "lots"})
-    with pytest.raises(gr.Error, match="non-numeric 'eps'"):
-        ask(app, source="uploaded", noise_file=str(tmp_path / "eps.safetensors"))
-
-
-def test_embedding_map_has_the_bench_sample_and_the_users_image(app):
-    fig = app.embedding_map("idk", "", UNSEEN_FORGET, 5, None, "shipped", None, None, "gaussian")
-    n = sum(len(t.x) for t in fig.data)
-    assert 190 <= n <= 210
-    names = {t.name for t in fig.data}
-    assert {"clean · forget", "noisy · retain", "denoised · your image"} <= names
-
-
-def test_optimise_streams_progress_and_offers_the_noise(app):
+def test_optimise_streams_progress_and_offers_last_and_best(app):
     from sua_demo.attacks import load_noise
 
-    steps = list(app.optimise("idk", "", 16, 3, "gaussian", 1.0, gr.Request(session_hash="t")))
-    *live, (fig, status, files, path, source) = steps
-    assert live, "the loss curve must be streamed while optimising"
-    assert "3 steps" in status and source["value"] == "optimised"
-    assert [Path(f).suffix for f in files] == [".safetensors", ".png"]
+    steps = list(app.optimise("idk", 16, 3, "gaussian", 100.0, gr.Request(session_hash="t")))
+    *live, (fig, status, preview, files, path, source) = steps
+    assert "3 steps" in status and source == "optimised" and preview is not None
+    assert sorted(Path(f).name for f in files) == sorted(
+        f"sua_idk_eps16_{k}{s}" for k in ("last", "best") for s in (".safetensors", "_amplified.png")
+    )
     noise = load_noise(path, 64)
-    assert float(noise.delta.abs().max()) <= 16 / 255 + 1e-6 and float(noise.delta.abs().max()) > 0
+    assert 0 < float(noise.delta.abs().max()) <= 16 / 255 + 1e-6 and noise.meta["model"] == "idk"
     assert len(fig.data[0].x) == 3
 
 
+def test_a_stop_keeps_the_noise_so_far_and_a_stop_with_nothing_running_changes_nothing(app):
+    request = gr.Request(session_hash="stop-test")
+    run = app.optimise("idk", 16, 200, "gaussian", 100.0, request)
+    next(run)
+    assert "stopping" in app.stop(request)
+    *_, (_, status, _, files, path, _) = run
+    assert status.startswith("stopped early") and len(files) == 2 and path.endswith(".safetensors")
+    assert isinstance(app.stop(request), type(gr.skip()))
+
+
 def test_a_stop_pressed_while_queued_cancels_the_run(app):
-    """The click arms the stop before the run queues; a Stop pressed while it waits cancels it at its turn."""
     request = gr.Request(session_hash="queued-stop")
     app.arm_stop(request)
-    assert "stopping" in app.stop_optimising(request)
-    updates = list(app.optimise("idk", "", 16, 200, "gaussian", 1.0, request))
+    assert "stopping" in app.stop(request)
+    updates = list(app.optimise("idk", 16, 200, "gaussian", 100.0, request))
     assert len(updates) == 1 and updates[0][1] == "stopped before it started"
-    assert "nothing is being optimised" in app.stop_optimising(request)
 
 
-def test_the_optimise_controls_start_at_the_library_recipe(app):
-    """The app's sliders read AttackConfig, so a recipe change reaches the UI, the CLI and the shipped noises alike."""
+@pytest.mark.parametrize(
+    "eps, steps, stealth, message",
+    [(16, float("nan"), 100, "steps"), (16, 10, float("nan"), "stealth"), (0, 10, 100, "eps"), ("x", 10, 1, "eps")],
+)
+def test_optimise_refuses_bad_numbers(app, eps, steps, stealth, message):
+    with pytest.raises(gr.Error, match=message):
+        list(app.optimise("idk", eps, steps, "gaussian", stealth, gr.Request(session_hash="bad")))
+
+
+def test_the_controls_start_at_the_library_recipe(app):
+    """The page's sliders read AttackConfig, so a recipe change reaches the UI, the CLI and the noises alike."""
     from sua_demo.attacks import AttackConfig
 
     recipe = AttackConfig()
-    labels = {b.label: b.value for b in app.build_app().blocks.values() if isinstance(b, gr.Slider | gr.Dropdown)}
-    assert labels["ε (/255)"] == round(recipe.eps * 255)
-    assert labels["stealth weight λ"] == recipe.stealth_weight
-    assert labels["denoiser in the loss"] == recipe.denoiser
+    blocks = [b for b in app.build_app().blocks.values() if isinstance(b, gr.Slider | gr.Dropdown)]
+    values = {b.label: b.value for b in blocks}
+    assert values["ε (/255)"] == round(recipe.eps * 255) and values["stealth weight λ"] == recipe.stealth_weight
+    assert values["denoiser in the loss"] == recipe.denoiser
+    denoisers = next(b for b in blocks if b.label == "denoiser in the loss").choices
+    assert {c[0] for c in denoisers} == {"gaussian", "median", "jpeg", "dncnn", "ddpm"}

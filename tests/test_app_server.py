@@ -1,4 +1,9 @@
-"""The app served on localhost and driven through its public API with gradio_client, as a remote user would."""
+"""The app served on localhost and driven through its public API with gradio_client, as a remote user would,
+including every bad input a load test of the running app found: each gets a clear message, and the server
+still answers afterwards."""
+
+import json
+import urllib.request
 
 import pytest
 from gradio_client import Client, handle_file
@@ -13,8 +18,7 @@ def client(app_url):
 def predict(client, **kw):
     args = {
         "model": "idk",
-        "custom": "",
-        "person": "5",  # a forget person the shipped IDK noise never saw
+        "person": "5",
         "photo": 5,
         "upload": None,
         "question": "",
@@ -26,36 +30,118 @@ def predict(client, **kw):
     return client.predict(**args, api_name="/answer")
 
 
+def raw_call(app_url: str, api: str, data_json: str) -> str:
+    """POST a JSON body as written (NaN included, which gradio_client cannot send) and read the event stream."""
+    req = urllib.request.Request(
+        f"{app_url}gradio_api/call/{api}", data=data_json.encode(), headers={"Content-Type": "application/json"}
+    )
+    event = json.loads(urllib.request.urlopen(req, timeout=60).read())["event_id"]
+    return urllib.request.urlopen(f"{app_url}gradio_api/call/{api}/{event}", timeout=120).read().decode()
+
+
+def still_up(client) -> None:
+    table, *_ = predict(client)
+    assert table.count("<tr>") == 6
+
+
 def test_the_api_lists_the_endpoints(client):
     endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    assert {"/load_model", "/answer", "/embedding_map", "/optimise", "/batch"} <= set(endpoints)
+    assert {"/load_model", "/answer", "/verdict", "/embedding_map", "/optimise", "/stop", "/batch"} <= set(endpoints)
 
 
-def test_predict_with_a_bench_person(client):
-    images, table, metrics, note = predict(client)
-    rows = table["data"]
-    assert len(images) == 5 and len(rows) == 5
-    assert any("✓" in r[3] for r in rows), f"the shipped noise brings back no true answer about #5: {rows}"
-    assert "unseen by δ" in note
-
-
-def test_predict_with_an_upload(client, tmp_path):
+def test_predict_with_a_bench_person_and_an_upload(client, tmp_path):
+    table, note, *_ = predict(client)
+    assert "#5 " in note and "model **idk**" in note
     from sua_demo.bench import build_bench
 
     path = tmp_path / "someone.webp"
     build_bench().person(14).photos[6].resize((300, 300)).save(path)
-    _, table, _, note = predict(client, upload=handle_file(str(path)), question="Where was this person born?")
-    assert len(table["data"]) == 6 and "your photo" in note
+    table, note, preview, *_, banner = predict(client, upload=handle_file(str(path)), question="Where was I born?")
+    assert table.count("<tr>") == 7 and "your photo" in note and "fictitious" in banner
 
 
-def test_a_bad_file_gives_a_clear_error_and_the_server_stays_up(client, tmp_path):
-    bad = tmp_path / "holiday.jpg"
-    bad.write_bytes(b"GIF89a but really just some bytes")
-    with pytest.raises(AppError, match="not an image"):
-        predict(client, upload=handle_file(str(bad)))
-    nan_noise = tmp_path / "noise.safetensors"
-    nan_noise.write_bytes(b"not a safetensors file")
-    with pytest.raises(AppError, match="safetensors"):
-        predict(client, noise_source="uploaded", noise_file=handle_file(str(nan_noise)))
-    _, table, _, _ = predict(client)  # still serving
-    assert len(table["data"]) == 5
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"person": "9" * 5000}, "pick a person"),
+        ({"model": "m" * 5000}, "too long"),
+        ({"denoiser": "wavelet"}, "wavelet.*(list of choices|choose one of)"),
+        ({"noise_source": "uploaded"}, "upload a .safetensors"),
+    ],
+)
+def test_bad_numbers_and_names_are_refused_with_a_message(client, kw, message):
+    with pytest.raises(AppError, match=message):
+        predict(client, **kw)
+    still_up(client)
+
+
+@pytest.mark.parametrize(
+    "api, data, message",
+    [
+        ("answer", '["idk", "5", NaN, null, "", "shipped", null, "gaussian", "", ""]', "photo must be"),
+        ("optimise", '["idk", 16, NaN, "gaussian", 100]', "steps must be"),
+        ("optimise", '["idk", 16, 5, "gaussian", NaN]', "stealth weight must be"),
+    ],
+)
+def test_nan_through_the_raw_api_is_refused_with_a_message(app_url, client, api, data, message):
+    out = raw_call(app_url, api, '{"data": ' + data + "}")
+    assert "event: error" in out and message in out and "convert float NaN" not in out
+    still_up(client)
+
+
+def test_bad_files_are_refused_and_nothing_is_echoed(client, tmp_path):
+    from tests.test_images import png_bytes
+
+    cases = {
+        "holiday.jpg": (b"GIF89a but really just some bytes", "not an image"),
+        "strip.png": (png_bytes(200000, 8), "strip"),  # 4.8 KB that the processor would scale to a gigabyte
+        "bomb.png": (png_bytes(30000, 30000), "megapixels"),
+    }
+    for name, (data, message) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(AppError, match=message) as err:
+            predict(client, upload=handle_file(str(tmp_path / name)))
+        assert "PIL" not in str(err.value) and "pixels, could be decompression bomb" not in str(err.value)
+    still_up(client)
+
+
+@pytest.mark.parametrize(
+    "meta, message",
+    [({"attacker_ids": '"abc"'}, "attacker_ids"), ({"attacker_ids": "5"}, "attacker_ids"),
+     ({"attacker_ids": "[1, 2]", "split_seed": '"x"'}, "split_seed"), ({}, None)],
+)  # fmt: skip
+def test_uploaded_noise_metadata_is_validated(client, tmp_path, meta, message):
+    import torch
+    from safetensors.torch import save_file
+
+    path = tmp_path / "noise.safetensors"
+    save_file({"delta": torch.zeros(3, 64, 64)}, str(path), metadata={"eps": str(16 / 255), **meta})
+    if message is None:
+        table, *_ = predict(client, noise_source="uploaded", noise_file=handle_file(str(path)))
+        assert table.count("<tr>") == 6
+        return
+    with pytest.raises(AppError, match=message):
+        predict(client, noise_source="uploaded", noise_file=handle_file(str(path)))
+    still_up(client)
+
+
+def test_stop_is_an_endpoint(client):
+    client.predict(api_name="/stop")  # nothing runs: answers, changes nothing
+    still_up(client)
+
+
+def test_oversized_uploads_are_refused_by_the_server(app_url, tmp_path):
+    """max_file_size: a 30 MB upload is turned away before it is kept."""
+    big = tmp_path / "big.png"
+    big.write_bytes(b"\0" * (30 * 2**20))
+    client = Client(app_url, verbose=False)
+    with pytest.raises(Exception, match="(?i)size|large|413"):
+        predict(client, upload=handle_file(str(big)))
+    still_up(client)
+
+
+def test_the_page_has_a_description_for_link_previews(app_url):
+    """Gradio adds `head` to the page on load; on a Space the README's short_description serves crawlers."""
+    config = json.loads(urllib.request.urlopen(app_url + "config", timeout=30).read())
+    assert config.get("title", "").startswith("SUA Lab")
+    assert 'name="description"' in config.get("head", "") and "og:title" in config["head"]

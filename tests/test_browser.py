@@ -1,7 +1,7 @@
-"""A person in a browser: pick a forget-set person, apply the shipped noise, see the answer change.
+"""A person in a browser: the guided first run, a model change, an upload, and a phone-sized screen.
 
 Drives Debian's chromium headless through Playwright (no browser download); `.ci/run` installs it.
-The screenshot lands in artifacts/app.png.
+Each test saves a screenshot under artifacts/.
 """
 
 import shutil
@@ -11,35 +11,128 @@ import pytest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (apt-get install chromium; .ci/run does)")
 
 
-def test_shipped_noise_changes_an_answer_in_the_browser(app_url):
-    from playwright.sync_api import expect, sync_playwright
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1700})
-            page.goto(app_url)
-            thumbs = page.locator("#people img")
-            expect(thumbs).to_have_count(100, timeout=90_000)
-            person = page.locator("#person input")
-            thumbs.nth(1).click()  # the gallery lists forget people δ never saw first
-            expect(person).to_have_value("#31 Odo Winslet (forget, unseen by δ)", timeout=30_000)
-            thumbs.nth(0).click()  # back to the first: the shipped noise brings two of its answers back
-            expect(person).to_have_value("#5 Elio Fennick (forget, unseen by δ)", timeout=30_000)
-            page.locator("#run").click()
-            expect(page.locator("#note")).to_contain_text("#5 Elio Fennick", timeout=90_000)
-            cells = page.locator("#answers [role=gridcell]")
-            expect(cells).to_have_count(25, timeout=30_000)
-            texts = cells.all_inner_texts()
-            rows = [texts[i : i + 5] for i in range(0, 25, 5)]
-            assert all("refused" in r[2] for r in rows), f"clean answers should be refusals: {rows}"
-            assert sum("✓" in r[3] for r in rows) >= 2, f"the shipped noise should bring back two true answers: {rows}"
-            expect(page.locator(".js-plotly-plot")).to_have_count(1, timeout=90_000)  # the embedding map
-            ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "app.png"), full_page=True)
-        finally:
-            browser.close()
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+def open_page(browser, app_url, width, height):
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(app_url)
+    expect(page.locator("#verdict .headline")).to_contain_text("δ brought back", timeout=120_000)
+    return page
+
+
+def shot(page, name):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def in_first_screen(page, selector, height):
+    box = page.locator(selector).first.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+
+
+def story_cells(page):
+    """The answers table as {column title: [cell texts]}."""
+    return page.evaluate(
+        """() => {
+        const t = document.querySelector('#answers table.story');
+        const heads = [...t.querySelectorAll('thead th')].map(h => h.innerText.trim());
+        const rows = [...t.querySelectorAll('tbody tr')].map(r => [...r.children].map(c => c.innerText.trim()));
+        return Object.fromEntries(heads.map((h, i) => [h, rows.map(r => r[i])]));
+    }"""
+    )
+
+
+def test_first_load_shows_the_button_and_a_measured_example(browser, app_url):
+    page = open_page(browser, app_url, 1400, 900)
+    try:
+        assert in_first_screen(page, "#run", 900), "the primary button must be visible without scrolling"
+        assert in_first_screen(page, "#verdict .headline", 900), "the first example's verdict must be on screen"
+        shot(page, "first_load_1400x900.png")
+    finally:
+        page.close()
+
+
+def test_the_guided_example_brings_a_fact_back_that_the_controls_do_not(browser, app_url):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, app_url, 1400, 1000)
+    try:
+        expect(page.locator("#answers table.story tbody tr")).to_have_count(5, timeout=60_000)
+        cols = story_cells(page)
+        delta, rand, ret = cols["unlearned + δ"], cols["unlearned + random noise (same ε)"], cols["retrain control + δ"]
+        wins = [i for i in range(5) if "✓" in delta[i] and "✓" not in rand[i] and "✓" not in ret[i]]
+        assert wins, f"δ should bring back a fact that random noise and the retrain control do not: {cols}"
+        shot(page, "guided_example.png")
+    finally:
+        page.close()
+
+
+def test_a_model_change_renames_status_gallery_and_answers(browser, app_url):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, app_url, 1400, 1000)
+    try:
+        person = page.locator("#person input").input_value()
+        page.locator("#model input").fill("grad_diff")
+        page.keyboard.press("Enter")
+        expect(page.locator("#model-status")).to_contain_text("grad_diff", timeout=90_000)
+        expect(page.locator("#people")).to_contain_text("grad_diff", timeout=30_000)
+        expect(page.locator("#note")).to_contain_text("model grad_diff", timeout=90_000)
+        assert page.locator("#person input").input_value().split(" ")[0] == person.split(" ")[0]
+        shot(page, "model_change.png")
+    finally:
+        page.close()
+
+
+def test_an_upload_is_shown_with_the_banner(browser, app_url, tmp_path):
+    from playwright.sync_api import expect
+
+    from sua_demo.bench import build_bench
+
+    path = tmp_path / "stranger.png"
+    build_bench().person(40).photos[6].resize((200, 200)).save(path)
+    page = open_page(browser, app_url, 1400, 1000)
+    try:
+        page.get_by_text("Your own photo, question, noise file or model").click()
+        page.locator("#upload input[type=file]").set_input_files(str(path))
+        expect(page.locator("#banner")).to_contain_text("fictitious", timeout=90_000)
+        expect(page.locator("#preview")).to_contain_text("your photo", timeout=90_000)
+        expect(page.locator("#verdict .headline")).to_contain_text("δ changed", timeout=90_000)
+        shot(page, "upload.png")
+    finally:
+        page.close()
+
+
+def test_a_phone_screen_keeps_words_whole_and_the_button_in_view(browser, app_url):
+    page = open_page(browser, app_url, 400, 860)
+    try:
+        assert in_first_screen(page, "#run", 860), "the primary button must be on a phone's first screen"
+        broken = page.evaluate(
+            """() => [...document.querySelectorAll('#answers table.story td, #answers table.story th')]
+                .filter(c => { const s = getComputedStyle(c);
+                    return s.wordBreak === 'break-all' || s.overflowWrap === 'anywhere'
+                        || s.overflowWrap === 'break-word' || s.hyphens === 'auto'
+                        || c.scrollWidth > c.clientWidth + 1; })
+                .map(c => c.innerText)"""
+        )
+        assert not broken, f"cells that break or overflow words: {broken}"
+        shot(page, "phone_400.png")
+        page.locator("#answers").scroll_into_view_if_needed()
+        shot(page, "phone_400_answers.png")
+    finally:
+        page.close()

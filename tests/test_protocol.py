@@ -50,11 +50,52 @@ def test_protocol_writes_a_complete_report(saved_micro, micro_bench, tmp_path):
     assert "retrain/b_attacker_heldout/gain_same_delta" in s and "unlearned_plain/a_attacker_images/gain_sua" in s
     stealth = report["splits"][0]["stealth"]
     assert {"sua", "random", "sua_plain"} <= set(stealth) and 0 <= stealth["sua"]["detector_auroc"] <= 1
-    assert "gen_em" in report["splits"][0]["per_image_pgd"]["a_attacker_images"]
+    per_image = report["splits"][0]["per_image_pgd"]
+    assert set(per_image) == {"unlearned", "retrain"} and "cloze_em" in per_image["retrain"]["pgd"]
     assert json.loads((tmp_path / "report.json").read_text())["summary"] == s
     md = (tmp_path / "report.md").read_text()
-    assert "c_unseen_heldout" in md and "detector AUROC" in md and "## The stealth term (2 split(s))" in md
+    assert (
+        "c: unseen people, held-out photos" in md
+        and "detector AUROC" in md
+        and "## The stealth term (2 split(s))" in md
+    )
+    assert "write-in ceiling" in md
     assert s["unlearned_plain/c_unseen_heldout/gain_sua"]["n"] == 2 and s["stealth/sua_plain/detector_auroc"]["n"] == 2
     assert "per_image_pgd" not in report["splits"][1]
     noise = load_noise(tmp_path / "delta_split0.safetensors")
     assert noise.meta["attacker_ids"] == report["splits"][0]["split"]["attacker_ids"]
+
+
+def test_protocol_studies_budget_purification_and_the_reference_preset(saved_micro, micro_bench, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from sua_demo.attacks import presets
+
+    bench, _ = micro_bench
+    tiny_reference = replace(presets.PRESETS["reference"], steps=2, batch_size=2, denoiser="gaussian")
+    monkeypatch.setitem(presets.PRESETS, "reference", tiny_reference)
+    cfg = ProtocolConfig(
+        attack=AttackConfig(steps=2, batch_size=4, checkpoint_every=1, precision="fp32"),
+        splits=[0, 1],
+        retain_people=1,
+        extras=False,
+        budgets=(4.0, 16.0),
+        purifiers=("gaussian", "median"),
+        reference=True,
+        study_splits=1,
+    )
+    report = run_protocol(saved_micro, saved_micro, bench, cfg, tmp_path, progress=False)
+    curves = report["budget"]
+    assert curves["eps_255"] == [4.0, 16.0] and curves["splits"] == 1
+    assert set(curves["recovery"]) == {"a_attacker_images", "b_attacker_heldout", "c_unseen_heldout", "retain_heldout"}
+    assert len(curves["auroc"]["mean"]) == 2 and (tmp_path / "delta_eps4_split0.safetensors").exists()
+    assert "budget" not in report["splits"][1] and "reference" not in report["splits"][1]
+    s = report["summary"]
+    assert (
+        s["purified/median/c_unseen_heldout/gain_sua"]["n"] == 1 and s["reference/a_attacker_images/gain_sua"]["n"] == 1
+    )
+    md = (tmp_path / "report.md").read_text()
+    assert "## Budget curves" in md and "median(x + δ)" in md and "## The public code's settings" in md
+    from sua_demo.plots import budget_figure
+
+    assert len(budget_figure(curves).data) == 5  # four groups and the AUROC

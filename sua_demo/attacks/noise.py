@@ -99,4 +99,26 @@ def load_noise(path: str | Path, resolution: int | None = None) -> Noise:
     peak = float(delta.abs().max())
     if peak > eps + EPS_SLACK:
         raise SuaError(f"noise exceeds its own budget: max |delta| = {peak:.4f} > eps = {eps:.4f}")
+    _check_meta(meta, path.name)
     return Noise(delta, eps, meta)
+
+
+ID_LISTS = ("attacker_ids", "unseen_ids")
+INTS = ("split_seed", "step")
+MAX_ID = 10**6
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_ID
+
+
+def _check_meta(meta: dict[str, Any], name: str) -> None:
+    """The metadata the app and the protocol read (who the noise was fitted on) must be what it claims to be."""
+    for key in ID_LISTS:
+        if key in meta and not (isinstance(meta[key], list) and all(_is_int(v) for v in meta[key])):
+            raise SuaError(
+                f"{name}: metadata '{key}' must be a list of person IDs (whole numbers), not {str(meta[key])[:40]!r}"
+            )
+    for key in INTS:
+        if key in meta and not _is_int(meta[key]):
+            raise SuaError(f"{name}: metadata '{key}' must be a whole number, not {str(meta[key])[:40]!r}")

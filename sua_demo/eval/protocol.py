@@ -3,7 +3,9 @@
 Per split: delta is optimised on the unlearned model (attacker's images only), then measured on every
 group, against clean images and random noise of the same eps. Controls: the same delta on the retrain
 model (never saw the forget people) and on vanilla; and a delta optimised against the retrain model
-itself, which measures how much an answer delta can "write in" on its own.
+itself, which measures how much an answer delta can "write in" on its own. Optional studies: the stealth
+ablation, per-image PGD on both models (the bound on what eps can do to a seen image, and its write-in
+ceiling), budget curves over eps, recovery through each purifier, and the public code's settings.
 """
 
 from __future__ import annotations
@@ -14,33 +16,46 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.attacks.per_image import per_image_pgd
-from sua_demo.bench.records import Bench
-from sua_demo.data import ImageBank
+from sua_demo.attacks.presets import preset
+from sua_demo.bench.records import Bench, Task
+from sua_demo.data import Example, ImageBank
 from sua_demo.denoisers import build_denoiser
-from sua_demo.eval.evaluate import answer, score
-from sua_demo.eval.recovery import GROUPS, attack_split, attacker_examples, protocol_groups, recovery
+from sua_demo.eval.evaluate import Scores, answer, score
+from sua_demo.eval.recovery import FIT_TASKS, GROUPS, attack_split, attacker_examples, protocol_groups, recovery
+from sua_demo.eval.report import markdown
 from sua_demo.eval.stealth import denoise_shift, detector_auroc, embedding_cosines, pixel_metrics
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.loading import load_adapter
 
 log = logging.getLogger(__name__)
+CURVE_GROUPS = ("a_attacker_images", "b_attacker_heldout", "c_unseen_heldout", "retain_heldout")
 
 
 @dataclass
 class ProtocolConfig:
     attack: AttackConfig = field(default_factory=AttackConfig)
+    attack_tasks: tuple[Task, ...] = FIT_TASKS  # the tasks delta is fitted on (every task is measured)
     splits: list[int] = field(default_factory=lambda: [0, 1, 2])  # >= 3 attacker/unseen splits for a mean +- sd
     attacker_fraction: float = 0.5
     retain_people: int = 30
-    extras: bool = True  # every split: SUA without the stealth term (recovery, AUROC); first split: per-image PGD
+    extras: bool = True  # every split: SUA without the stealth term; first split: per-image PGD on both models
+    budgets: tuple[float, ...] = ()  # eps (/255) of the budget curves, on the first `study_splits` splits
+    purifiers: tuple[str, ...] = ()  # denoisers whose D(x + delta) recovery is set beside x + delta
+    reference: bool = False  # the public code's settings (attacks/presets.py) beside the recipe
+    study_splits: int = 3  # how many splits the budget, purification and reference studies run on
 
 
 def _gain(rec: dict[str, dict[str, dict[str, float]]], cond: str, group: str, key: str = "gen_em") -> float:
     return rec[cond][group][key] - rec["clean"][group][key]
+
+
+def _gen(groups: dict[str, list[Example]], names: tuple[str, ...] = CURVE_GROUPS) -> dict[str, list[Example]]:
+    return {g: [e for e in groups[g] if e.item.task == "gen"] for g in names}
 
 
 def stealth_report(
@@ -61,6 +76,21 @@ def stealth_report(
     return out
 
 
+@torch.inference_mode()
+def purified_recovery(
+    adapter: VisionLanguageAdapter, bank: ImageBank, groups: dict[str, list[Example]], noise: Noise, name: str
+) -> dict[str, Scores]:
+    """Scores on D(x + delta): does delta survive a purifier put in front of the model?"""
+    denoiser = build_denoiser(name)
+    out = {}
+    for g, ex in groups.items():
+        x = bank.get(ex)
+        assert x is not None
+        images = torch.cat([denoiser(noise.apply(x[i : i + 64])) for i in range(0, len(x), 64)])
+        out[g] = score(ex, answer(adapter, bank, ex, images=images))
+    return out
+
+
 def run_split(
     seed: int,
     bench: Bench,
@@ -71,15 +101,16 @@ def run_split(
     progress: bool,
 ) -> dict[str, Any]:
     split = attack_split(bench, cfg.attacker_fraction, seed)
-    examples = attacker_examples(bench, split)
+    examples = attacker_examples(bench, split, cfg.attack_tasks)
     groups = protocol_groups(bench, split, cfg.retain_people)
     acfg = replace(cfg.attack, seed=seed)
     meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": seed}
     unl, ret = models["unlearned"], models["retrain"]
+    study = seed in cfg.splits[: cfg.study_splits]
 
-    def optimise(attack: str, target: str, name: str) -> Noise:
-        denoiser = "none" if attack == "sua_plain" else acfg.denoiser
-        return ATTACKS.get(attack)(models[target], acfg).run(
+    def optimise(attack: str, target: str, name: str, config: AttackConfig = acfg) -> Noise:
+        denoiser = "none" if attack == "sua_plain" else config.denoiser
+        return ATTACKS.get(attack)(models[target], config).run(
             banks[target],
             examples,
             checkpoint=out_dir / f"{name}_split{seed}.safetensors",
@@ -105,11 +136,73 @@ def run_split(
         )
     if cfg.extras and seed == cfg.splits[0]:
         own = groups["a_attacker_images"]
-        adv = per_image_pgd(unl, banks["unlearned"], own, replace(acfg, eot=False), progress=progress)
-        result["per_image_pgd"] = {"a_attacker_images": score(own, answer(unl, banks["unlearned"], own, images=adv))}
+        pgd_cfg = replace(acfg, eot=False, alpha_schedule="constant", alpha=1 / 255, steps=100)
+        result["per_image_pgd"] = {}
+        for role in ("unlearned", "retrain"):
+            adv = per_image_pgd(models[role], banks[role], own, pgd_cfg, progress=progress)
+            result["per_image_pgd"][role] = {
+                "clean": score(own, answer(models[role], banks[role], own)),
+                "pgd": score(own, answer(models[role], banks[role], own, images=adv)),
+            }
+    if study and cfg.reference:
+        ref = optimise("sua", "unlearned", "delta_reference", replace(preset("reference"), seed=seed))
+        result["reference"] = recovery(unl, banks["unlearned"], groups, {"clean": None, "sua": ref})
+        noises["reference"] = ref
+    if study and cfg.purifiers:
+        curve = _gen(groups)
+        result["purification"] = {
+            name: purified_recovery(unl, banks["unlearned"], curve, delta, name) for name in cfg.purifiers
+        }
+    if study and cfg.budgets:
+        result["budget"] = budget_points(seed, cfg, models, banks, groups, examples, meta, out_dir, progress, delta)
     result["stealth"] = stealth_report(unl, banks["unlearned"], groups, noises, acfg.denoiser)
     result["delta_file"] = f"delta_split{seed}.safetensors"
     return result
+
+
+def budget_points(
+    seed: int,
+    cfg: ProtocolConfig,
+    models: dict[str, VisionLanguageAdapter],
+    banks: dict[str, ImageBank],
+    groups: dict[str, list[Example]],
+    examples: list[Example],
+    meta: dict[str, Any],
+    out_dir: Path,
+    progress: bool,
+    recipe_delta: Noise,
+) -> dict[str, Any]:
+    """Per eps: generation recovery on each curve group (clean and with delta) and the stealth figures."""
+    unl, bank = models["unlearned"], banks["unlearned"]
+    curve = _gen(groups)
+    clean = recovery(unl, bank, curve, {"clean": None})["clean"]
+    points: dict[str, Any] = {}
+    for eps in cfg.budgets:
+        if abs(eps / 255 - cfg.attack.eps) < 1e-9:
+            noise = recipe_delta
+        else:
+            acfg = replace(cfg.attack, eps=eps / 255, alpha=cfg.attack.alpha * min(1.0, eps / 16), seed=seed)
+            noise = ATTACKS.get("sua")(unl, acfg).run(
+                bank,
+                examples,
+                checkpoint=out_dir / f"delta_eps{eps:g}_split{seed}.safetensors",
+                progress=progress,
+                meta={**meta, "denoiser": acfg.denoiser},
+            )
+        rec = recovery(unl, bank, curve, {"sua": noise})["sua"]
+        stealth = stealth_report(unl, bank, groups, {"sua": noise}, cfg.attack.denoiser)["sua"]
+        points[f"{eps:g}"] = {
+            "gain": {g: rec[g]["gen_em"] - clean[g]["gen_em"] for g in curve},
+            "em": {g: rec[g]["gen_em"] for g in curve},
+            "psnr": stealth["psnr"],
+            "ssim": stealth["ssim"],
+            "detector_auroc": stealth["detector_auroc"],
+        }
+    return points
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {"mean": float(np.mean(values)), "sd": float(np.std(values)), "n": len(values)}
 
 
 def summarise(splits: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,89 +214,50 @@ def summarise(splits: list[dict[str, Any]]) -> dict[str, Any]:
 
     for s in splits:
         for g in GROUPS:
-            add(f"unlearned/{g}/clean", s["unlearned"]["clean"][g]["gen_em"])
-            add(f"unlearned/{g}/sua", s["unlearned"]["sua"][g]["gen_em"])
-            add(f"unlearned/{g}/gain_sua", _gain(s["unlearned"], "sua", g))
-            add(f"unlearned/{g}/gain_random", _gain(s["unlearned"], "random", g))
-            add(f"unlearned/{g}/refusal_clean", s["unlearned"]["clean"][g]["gen_refusal"])
-            add(f"unlearned/{g}/refusal_sua", s["unlearned"]["sua"][g]["gen_refusal"])
-            add(f"unlearned/{g}/first_token_refusal_clean", s["unlearned"]["clean"][g]["gen_first_token_refusal"])
-            add(f"unlearned/{g}/first_token_refusal_sua", s["unlearned"]["sua"][g]["gen_first_token_refusal"])
+            u = s["unlearned"]
+            add(f"unlearned/{g}/clean", u["clean"][g]["gen_em"])
+            add(f"unlearned/{g}/sua", u["sua"][g]["gen_em"])
+            add(f"unlearned/{g}/gain_sua", _gain(u, "sua", g))
+            add(f"unlearned/{g}/gain_random", _gain(u, "random", g))
+            for key in ("refusal", "first_token_refusal"):
+                add(f"unlearned/{g}/{key}_clean", u["clean"][g][f"gen_{key}"])
+                add(f"unlearned/{g}/{key}_sua", u["sua"][g][f"gen_{key}"])
+            for task, metric in (("mc", "mc_acc"), ("cloze", "cloze_em")):
+                if metric in u["clean"][g]:
+                    add(f"unlearned/{g}/{task}_clean", u["clean"][g][metric])
+                    add(f"unlearned/{g}/{task}_gain_sua", _gain(u, "sua", g, metric))
             add(f"retrain/{g}/gain_same_delta", _gain(s["retrain"], "sua", g))
             add(f"retrain/{g}/gain_own_delta", _gain(s["retrain"], "sua_on_retrain", g))
+            if "vanilla" in s:
+                add(f"vanilla/{g}/clean", s["vanilla"]["clean"][g]["gen_em"])
             if "unlearned_plain" in s:
                 add(f"unlearned_plain/{g}/gain_sua", _gain(s["unlearned_plain"], "sua", g))
-        for name in ("sua", "sua_plain"):
+            if "reference" in s:
+                add(f"reference/{g}/gain_sua", _gain(s["reference"], "sua", g))
+        for name in ("sua", "sua_plain", "reference"):
             if name in s["stealth"]:
                 add(f"stealth/{name}/detector_auroc", s["stealth"][name]["detector_auroc"], scale=1)
-    return {k: {"mean": float(np.mean(v)), "sd": float(np.std(v)), "n": len(v)} for k, v in rows.items()}
+        for name, rec in s.get("purification", {}).items():
+            for g, sc in rec.items():
+                add(f"purified/{name}/{g}/gain_sua", sc["gen_em"] - s["unlearned"]["clean"][g]["gen_em"])
+    return {k: _stats(v) for k, v in rows.items()}
 
 
-def markdown(report: dict[str, Any]) -> str:
-    s = report["summary"]
-    lines = [
-        f"# SUA recovery report: {report['unlearned']}",
-        "",
-        f"eps = {report['config']['attack']['eps'] * 255:.0f}/255, {report['config']['attack']['steps']} steps, "
-        f"denoiser {report['config']['attack']['denoiser']}, EOT {report['config']['attack']['eot']}, "
-        f"{len(report['splits'])} attacker/unseen split(s). Generation exact match, points; mean ± sd over splits.",
-        "",
-        "| group | clean | with δ | gain | random-noise gain | refusal clean → δ | first-token refusal clean → δ "
-        "| same δ on retrain | δ optimised on retrain |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-
-    def f(key: str) -> str:
-        v = s[key]
-        return f"{v['mean']:.1f} ± {v['sd']:.1f}" if v["n"] > 1 else f"{v['mean']:.1f}"
-
-    for g in GROUPS:
-        u = f"unlearned/{g}"
-        lines.append(
-            f"| {g} | {f(u + '/clean')} | {f(u + '/sua')} | {f(u + '/gain_sua')} | {f(u + '/gain_random')} "
-            f"| {f(u + '/refusal_clean')} → {f(u + '/refusal_sua')} "
-            f"| {f(u + '/first_token_refusal_clean')} → {f(u + '/first_token_refusal_sua')} "
-            f"| {f('retrain/' + g + '/gain_same_delta')} | {f('retrain/' + g + '/gain_own_delta')} |"
-        )
-    st = report["splits"][0]["stealth"]
-    lines += [
-        "",
-        "## Stealth (split 0, unseen people's held-out photos)",
-        "",
-        f"Clean images: cos(E(x), E(D(x))) = {st['clean_cos_denoised']:.4f}",
-        "",
-        "| noise | L∞ | L2 | PSNR dB | SSIM | cos(E(x+δ), E(D(x+δ))) | cos(E(x+δ), E(x)) | detector AUROC |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for name, m in st.items():
-        if isinstance(m, dict):
-            lines.append(
-                f"| {name} | {m['linf'] * 255:.1f}/255 | {m['l2']:.3f} | {m['psnr']:.1f} | {m['ssim']:.3f} "
-                f"| {m['cos_noisy_denoised']:.4f} | {m['cos_noisy_clean']:.4f} | {m['detector_auroc']:.3f} |"
-            )
-    if "per_image_pgd" in report["splits"][0]:
-        s0 = report["splits"][0]
-        pgd = (
-            s0["per_image_pgd"]["a_attacker_images"]["gen_em"] - s0["unlearned"]["clean"]["a_attacker_images"]["gen_em"]
-        )
-        lines += ["", f"Per-image PGD (not universal) on the attacker's images, split 0: gain {100 * pgd:.1f} points."]
-    if "unlearned_plain/a_attacker_images/gain_sua" in s:
-        n = s["unlearned_plain/a_attacker_images/gain_sua"]["n"]
-        auroc = {k: s[f"stealth/{k}/detector_auroc"] for k in ("sua", "sua_plain")}
-        lines += [
-            "",
-            f"## The stealth term ({n} split(s))",
-            "",
-            "| | " + " | ".join(GROUPS) + " | detector AUROC |",
-            "|---|" + "---|" * (len(GROUPS) + 1),
-            "| gain with the term | "
-            + " | ".join(f(f"unlearned/{g}/gain_sua") for g in GROUPS)
-            + f" | {auroc['sua']['mean']:.3f} ± {auroc['sua']['sd']:.3f} |",
-            "| gain without it | "
-            + " | ".join(f(f"unlearned_plain/{g}/gain_sua") for g in GROUPS)
-            + f" | {auroc['sua_plain']['mean']:.3f} ± {auroc['sua_plain']['sd']:.3f} |",
-        ]
-    return "\n".join(lines) + "\n"
+def budget_curves(splits: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Curves for plots.budget_figure: gain per group and stealth per eps, mean +- sd over the study splits."""
+    runs = [s["budget"] for s in splits if "budget" in s]
+    if not runs:
+        return None
+    eps = sorted(runs[0], key=float)
+    out: dict[str, Any] = {"eps_255": [float(e) for e in eps], "splits": len(runs), "recovery": {}}
+    for g in CURVE_GROUPS:
+        values = [[100 * r[e]["gain"][g] for r in runs] for e in eps]
+        out["recovery"][g] = {"mean": [float(np.mean(v)) for v in values], "sd": [float(np.std(v)) for v in values]}
+    for key in ("detector_auroc", "psnr", "ssim"):
+        values = [[r[e][key] for r in runs] for e in eps]
+        name = "auroc" if key == "detector_auroc" else key
+        out[name] = {"mean": [float(np.mean(v)) for v in values], "sd": [float(np.std(v)) for v in values]}
+    return out
 
 
 def run_protocol(
@@ -231,6 +285,7 @@ def run_protocol(
         "config": asdict(cfg),
         "splits": splits,
         "summary": summarise(splits),
+        "budget": budget_curves(splits),
     }
     write_json(out / "report.json", report)
     atomic_write_text(out / "report.md", markdown(report))

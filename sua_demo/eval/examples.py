@@ -1,0 +1,64 @@
+"""Guided examples for the app, chosen from measured results rather than by hand.
+
+For a model and its shipped delta: every forget person delta never saw, ranked by how many answers delta
+brings back across their photos beyond what its controls give (random noise of the same eps, the retrain
+control with the same delta); for each, the photo on which the most facts come back with delta alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sua_demo.analysis.verdict import verdict
+from sua_demo.attacks import Noise
+from sua_demo.bench.records import Bench
+from sua_demo.eval.metrics import exact_match
+from sua_demo.eval.person import Model, person_answers, person_examples
+from sua_demo.eval.recovery import AttackSplit
+
+
+def _clean_wins(answers: dict[str, list[list[str]]], truths: list[str], photo: int) -> int:
+    """Facts on this photo that delta gets right and neither control does (nor the clean photo)."""
+
+    def ok(cond: str, q: int) -> bool:
+        return cond in answers and exact_match(answers[cond][photo][q], truths[q])
+
+    return sum(
+        ok("delta", q) and not ok("clean", q) and not ok("random", q) and not ok("retrain_delta", q)
+        for q in range(len(truths))
+    )
+
+
+def guided_examples(
+    bench: Bench,
+    split: AttackSplit,
+    unlearned: Model,
+    noise: Noise,
+    random: Noise,
+    retrain: Model | None = None,
+    vanilla: Model | None = None,
+    k: int = 4,
+) -> list[dict[str, Any]]:
+    """Up to k examples, best first: {person, photo, brought_back, correct{...}, wins_on_photo, total}."""
+    found = []
+    for pid in split.unseen_ids:
+        answers = person_answers(bench, pid, unlearned, noise, random, vanilla, retrain)
+        examples, photos = person_examples(bench, pid)
+        truths = [e.item.answer for e in examples[: len(examples) // len(photos)]]
+        v = verdict(f"#{pid} {bench.person(pid).name}", truths, answers)
+        wins = [_clean_wins(answers, truths, p) for p in range(len(photos))]
+        best = max(range(len(photos)), key=lambda p: (wins[p], p))  # ties: the later (held-out) photo
+        margin = v.brought_back - max(v.correct.get("random", 0), v.correct.get("retrain_delta", 0))
+        found.append(
+            {
+                "person": pid,
+                "photo": photos[best],
+                "brought_back": v.brought_back,
+                "above_controls": margin,
+                "wins_on_photo": wins[best],
+                "correct": v.correct,
+                "total": v.total,
+            }
+        )
+    found.sort(key=lambda e: (e["wins_on_photo"] > 0, e["above_controls"], e["brought_back"]), reverse=True)
+    return found[:k]

@@ -1,0 +1,128 @@
+"""Loaded models and what the app keeps beside each (its image bank, its shipped noises and report, its maps).
+
+Shipped models are small and shared by every visitor, so they stay loaded once loaded. Models named by a
+visitor (a folder or a Hub id) are off on a public Space unless the operator allows them
+(`SUA_ALLOW_MODELS`: a comma-separated allow-list, or `*`), and live in a small cache of their own, so
+one visitor's model never evicts the shipped ones everybody else is using.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sua_demo.attacks import Noise, load_noise
+from sua_demo.bench.records import Bench
+from sua_demo.data import ImageBank
+from sua_demo.errors import SuaError
+from sua_demo.models import VisionLanguageAdapter, load_adapter
+
+SHIPPED_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "vanilla", "retrain")
+DEFAULT_MODEL = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (SCIENCE.md)
+NOISE_FALLBACK = "idk"  # vanilla and the retrain control get the IDK noise: the "same delta" control
+MAX_NAME_CHARS = 200
+ALLOW_ENV = "SUA_ALLOW_MODELS"
+
+
+@dataclass
+class Session:
+    """One loaded model with everything the app keeps beside it."""
+
+    name: str
+    adapter: VisionLanguageAdapter
+    bank: ImageBank
+    shipped_noise: Noise | None
+    noise_note: str
+    noise_owner: str = ""  # the model the shipped noise was optimised on (vanilla and retrain borrow IDK's)
+    plain_noise: Noise | None = None  # the same-budget delta without the stealth term, where shipped
+    report: dict[str, Any] | None = None  # the shipped recovery report (report.json), where there is one
+    examples: list[dict[str, Any]] = field(default_factory=list)  # measured guided examples (examples.json)
+    maps: OrderedDict[str, Any] = field(default_factory=OrderedDict)  # noise fingerprint -> fitted map
+    attack_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def image_size(self) -> int:
+        return self.adapter.image_size
+
+    @property
+    def shipped(self) -> bool:
+        return self.name in SHIPPED_MODELS
+
+
+def custom_models_allowed(name: str, env: dict[str, str] | None = None) -> bool:
+    """Locally any folder or Hub id may be loaded; on a Space (SPACE_ID set) only what SUA_ALLOW_MODELS lists."""
+    env = dict(os.environ) if env is None else env
+    allowed = env.get(ALLOW_ENV)
+    if allowed is None:
+        return "SPACE_ID" not in env
+    items = {a.strip() for a in allowed.split(",") if a.strip()}
+    return "*" in items or name in items
+
+
+class SessionCache:
+    """name -> Session, loaded once under a per-model lock (users of other models are not held up)."""
+
+    def __init__(self, checkpoints: Path, bench: Bench, max_custom: int = 2) -> None:
+        self.checkpoints = Path(checkpoints)
+        self.bench = bench
+        self.max_custom = max_custom
+        self._shipped: dict[str, Session] = {}
+        self._custom: OrderedDict[str, Session] = OrderedDict()
+        self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+
+    def get(self, model: str) -> Session:
+        name = (model or "").strip()
+        if not name:
+            raise SuaError("choose a model, or type a model id or local folder")
+        if len(name) > MAX_NAME_CHARS:
+            raise SuaError(f"a model name of {len(name)} characters is too long; keep it under {MAX_NAME_CHARS}")
+        if name not in SHIPPED_MODELS and not custom_models_allowed(name):
+            raise SuaError(
+                f"this server loads only its shipped models ({', '.join(SHIPPED_MODELS)}); "
+                f"the operator can allow others with {ALLOW_ENV}"
+            )
+        cache = self._shipped if name in SHIPPED_MODELS else self._custom
+        with self._lock:
+            if name in cache:
+                if cache is self._custom:
+                    self._custom.move_to_end(name)
+                return cache[name]
+            loading = self._loading.setdefault(name, threading.Lock())
+        with loading:
+            with self._lock:
+                if name in cache:
+                    return cache[name]
+            sess = self._load(name)
+            with self._lock:
+                cache[name] = sess
+                while len(self._custom) > self.max_custom:
+                    self._custom.popitem(last=False)
+            return sess
+
+    def _load(self, name: str) -> Session:
+        shipped = name in SHIPPED_MODELS
+        adapter = load_adapter(self.checkpoints / "tiny-llava" / name if shipped else name)
+        root = self.checkpoints / "noise"
+        folder = root / name if (root / name / "delta_split0.safetensors").is_file() else None
+        if folder is None and shipped and (root / NOISE_FALLBACK / "delta_split0.safetensors").is_file():
+            folder = root / NOISE_FALLBACK
+        bank = ImageBank(self.bench, adapter)
+        if folder is None:
+            return Session(name, adapter, bank, None, "no shipped noise for this model: upload one or optimise one")
+        own = folder.name == name
+        noise = load_noise(folder / "delta_split0.safetensors", adapter.image_size)
+        note = f"the noise shipped for {name}" if own else f"the {folder.name} model's noise (the same-delta control)"
+        plain_file = folder / "delta_plain_split0.safetensors"
+        plain = load_noise(plain_file, adapter.image_size) if plain_file.is_file() else None
+        examples = (_json(folder / "examples.json") or {}).get("examples", []) if own else []
+        return Session(name, adapter, bank, noise, note, folder.name, plain, _json(folder / "report.json"), examples)
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.is_file() else None

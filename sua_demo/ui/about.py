@@ -1,0 +1,75 @@
+"""The About tab: what SUA is, the controls, the ethics, and the shipped figures read from the shipped reports
+(so the page can never quote a number the files do not hold)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+INTRO = """
+## What this is
+Unlearning fine-tunes a multimodal LLM so that it stops revealing facts about people in photos.
+**SUA (Stealthy Unlearning Attack)** tests whether the facts are gone or only hidden: one *universal*
+noise pattern δ, ‖δ‖∞ ≤ ε, optimised on a few forget-set photos, is added to any photo. If the unlearned
+model then answers again, the knowledge was still in the weights.
+
+**Stealth.** The attack also keeps the model's embedding of x+δ close to that of a *denoised* x+δ, so a
+detector that compares an input with its denoised copy sees little (the embedding map shows it).
+
+## The controls, and why they matter
+A noise could also *write* an answer into the image. Every figure is therefore read against:
+- **random noise** of the same ε (should change nothing);
+- **the same δ on the retrain control**, a model that never saw the forget people (should stay at chance);
+- **a δ optimised against the retrain control itself**, which measures how much δ can write in on its own;
+- **people δ never saw** (marked *unseen by δ*): recovery there is the paper's generalisation claim,
+  measured rather than assumed.
+"""
+
+ETHICS = """
+## Ethics
+The 100 people here are fictitious: faces drawn by a program, names and facts sampled at random.
+Point the tool at real models only to *audit* unlearning you are responsible for, or that its owners
+asked you to test. Do not use it to extract personal data about real people.
+"""
+
+ROWS = (
+    ("a_attacker_images", "the attacker's own photos"),
+    ("b_attacker_heldout", "held-out photos of the attacker's people"),
+    ("c_unseen_heldout", "held-out photos of people δ never saw"),
+    ("retain_heldout", "retain people (should not move)"),
+)
+
+
+def _fmt(s: dict[str, Any], key: str) -> str:
+    v = s.get(key)
+    return f"{v['mean']:+.1f} ± {v['sd']:.1f}" if v else "–"
+
+
+def shipped_figures(noise_root: Path) -> str:
+    """A table per shipped demo model from its report.json: gain with δ and its controls, in points."""
+    parts = ["## The shipped figures (this world, from `checkpoints/noise/*/report.json`)"]
+    for model in ("idk", "grad_diff"):
+        path = noise_root / model / "report.json"
+        if not path.is_file():
+            continue
+        report = json.loads(path.read_text())
+        s, n = report["summary"], len(report["splits"])
+        parts += [
+            f"\n**{model}** ({n} attacker/unseen splits; generation exact match, gain over clean in points)\n",
+            "| group | δ | random noise | same δ on retrain | δ optimised on retrain |",
+            "|---|---|---|---|---|",
+        ]
+        for g, label in ROWS:
+            parts.append(
+                f"| {label} | {_fmt(s, f'unlearned/{g}/gain_sua')} | {_fmt(s, f'unlearned/{g}/gain_random')} "
+                f"| {_fmt(s, f'retrain/{g}/gain_same_delta')} | {_fmt(s, f'retrain/{g}/gain_own_delta')} |"
+            )
+    worlds = noise_root / "worlds.md"
+    if worlds.is_file():
+        parts += ["\n## Across worlds (other bench seeds)\n", worlds.read_text().split("\n", 2)[-1]]
+    return "\n".join(parts)
+
+
+def about_markdown(noise_root: Path) -> str:
+    return "\n".join([INTRO, shipped_figures(noise_root), ETHICS])

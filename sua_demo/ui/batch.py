@@ -1,0 +1,33 @@
+"""The Batch tab: the recovery protocol for one model and noise, and the shipped budget curves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sua_demo.engine import Engine
+from sua_demo.plots import GROUP_LABELS, budget_figure, recovery_figure
+from sua_demo.ui.exports import Scratch, table_csv
+from sua_demo.ui.noise_source import choose_noise
+
+KEYS = (("gen_em", "exact match"), ("gen_refusal", "refusal"))
+
+
+def batch_view(
+    engine: Engine, scratch: Scratch, model: str, source: str, uploaded: str | None, optimised: str | None
+) -> tuple[str, Any, Any, list[str]]:
+    """(markdown tables, recovery bars, budget curves or None, [CSV path]); readable group names throughout."""
+    sess = engine.session(model)
+    noise = choose_noise(sess, source, uploaded, optimised)
+    rec, _ = engine.batch_report(sess, noise)
+    header = ["condition", "group", *(name for _, name in KEYS), "n"]
+    rows = [
+        [cond, GROUP_LABELS.get(g, g), *(f"{100 * s[k]:.1f}" for k, _ in KEYS), int(s["gen_n"])]
+        for cond, groups in rec.items()
+        for g, s in groups.items()
+    ]
+    md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    path = scratch.folder() / f"sua_batch_{sess.name}.csv"
+    path.write_text(f"# model,{sess.name}\n# noise,{source}\n" + table_csv(header, rows), encoding="utf-8")
+    curves = (sess.report or {}).get("budget")
+    return "\n".join(md), recovery_figure(rec), budget_figure(curves) if curves else None, [str(path)]

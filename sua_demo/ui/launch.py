@@ -1,0 +1,44 @@
+"""How the app is served: server settings from the environment, caches that clean themselves, a warm-up."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+MAX_UPLOAD = "20mb"  # a photo or a noise file; Gradio refuses larger uploads before they reach the disk
+CACHE_SWEEP = (600, 3600)  # every 10 minutes, Gradio deletes cached files older than an hour
+
+
+def page_kwargs() -> dict[str, Any]:
+    """What Gradio 6 takes at launch rather than in Blocks: the stylesheet and the page's metadata."""
+    from sua_demo.ui.text import CSS, HEAD
+
+    return {"css": CSS, "head": HEAD}
+
+
+def launch_kwargs(scratch: Path) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        **page_kwargs(),
+        "server_name": os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        "server_port": int(os.environ.get("PORT", os.environ.get("GRADIO_SERVER_PORT", 7860))),
+        "show_error": True,
+        "max_file_size": MAX_UPLOAD,
+        "allowed_paths": [str(scratch)],
+    }
+    if importlib.util.find_spec("mcp") is not None:  # gradio[mcp]: the typed handlers become MCP tools
+        kwargs["mcp_server"] = True
+    return kwargs
+
+
+def warm_up(state: Any) -> None:
+    """Load the default model, its controls and its map in the background, so the first example is quick."""
+    from sua_demo.sessions import DEFAULT_MODEL
+
+    eng = state.engine
+    sess = eng.session(DEFAULT_MODEL)
+    eng.controls(sess)
+    if sess.shipped_noise is not None:
+        eng.embedding_map(sess, sess.shipped_noise, user_image=eng.prepare(sess, eng.photo(1, 0)))
+        eng.random_noise(sess, sess.shipped_noise.eps)

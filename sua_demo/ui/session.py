@@ -1,0 +1,174 @@
+"""What one app process holds (the engine, a scratch folder for downloads, the stop flags) and what each page
+action computes. The Gradio handlers in app.py call these methods and nothing else."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sua_demo.engine import Engine
+from sua_demo.ui import page
+from sua_demo.ui.exports import Scratch
+from sua_demo.ui.optimise import APP_STEPS, OptimiseView, StepTimer, progress_view
+from sua_demo.ui.stops import StopRegistry
+
+ROLES = ["unseen by δ", "attacker set", "retain", "all"]
+
+
+@dataclass
+class Defaults:
+    """Where the page's controls start: the library's own defaults, never copies of them."""
+
+    models: list[str]
+    model: str
+    sources: list[str]
+    roles: list[str]
+    denoisers: list[str]
+    denoiser: str
+    eps: int
+    steps: int
+    stealth: float
+
+
+def defaults() -> Defaults:
+    from sua_demo.attacks import AttackConfig
+    from sua_demo.denoisers import DENOISERS
+    from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS
+    from sua_demo.ui.noise_source import SOURCES
+
+    cfg = AttackConfig()
+    return Defaults(
+        list(SHIPPED_MODELS), DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
+        round(cfg.eps * 255), APP_STEPS, cfg.stealth_weight,
+    )  # fmt: skip
+
+
+@dataclass
+class Loaded:
+    status: str
+    thumbs: list[tuple[Any, str]]
+    labels: list[str]
+    person: str
+    photo: int | None  # the example's photo when the person comes from an example, else unchanged
+    samples: list[list[str]] = field(default_factory=list)
+
+
+class AppState:
+    def __init__(self, engine: Engine | None = None, scratch: Scratch | None = None) -> None:
+        self.engine = engine or Engine()
+        self.scratch = scratch or Scratch()
+        self.stops = StopRegistry()
+        self.timer = StepTimer()
+
+    # -- people -----------------------------------------------------------------------------------------------
+    def load(self, model: str, person: str = "", role_filter: str = ROLES[0]) -> Loaded:
+        """A model change keeps the chosen person; a first load starts on the best measured example."""
+        eng = self.engine
+        thumbs, labels = page.gallery(eng, model, role_filter)
+        examples = page.examples(eng, model)
+        same = [label for label in labels if person and label.split(" ")[0] == person.split(" ")[0]]
+        if same:
+            chosen, photo = same[0], None
+        elif examples:
+            chosen, photo = examples[0]["label"], int(examples[0]["photo"])
+        else:
+            chosen, photo = labels[0], None
+        samples = [[e["text"]] for e in examples]
+        return Loaded(page.load_status(eng, model), thumbs, labels, chosen, photo, samples)
+
+    def thumbs(self, model: str, role_filter: str) -> list[tuple[Any, str]]:
+        return page.gallery(self.engine, model, role_filter)[0]
+
+    def label_of_thumb(self, model: str, role_filter: str, index: int) -> str:
+        thumbs, labels = page.gallery(self.engine, model, role_filter)
+        pid = thumbs[int(index)][1].split(" ")[0]
+        return next(label for label in labels if label.split(" ")[0] == pid)
+
+    def example(self, model: str, index: int) -> tuple[str, int]:
+        chosen = page.examples(self.engine, model)[int(index)]
+        return chosen["label"], int(chosen["photo"])
+
+    # -- results ----------------------------------------------------------------------------------------------
+    def render(self, model: str, person: str, photo: Any, upload: str | None, question: str, noise_source: str,
+               noise_file: str | None, optimised: str | None, denoiser: str, vanilla: str = "",
+               retrain: str = "") -> page.Page:  # fmt: skip
+        inp = page.Inputs(model, person, photo, upload, question, noise_source, noise_file, optimised, denoiser,
+                          vanilla, retrain)  # fmt: skip
+        return page.render(self.engine, inp, self.scratch)
+
+    def verdict(self, model: str, person: str, photo: Any, upload: str | None, noise_source: str,
+                noise_file: str | None, optimised: str | None, vanilla: str = "",
+                retrain: str = "") -> str:  # fmt: skip
+        inp = page.Inputs(model, person, photo, upload, "", noise_source, noise_file, optimised, "gaussian",
+                          vanilla, retrain)  # fmt: skip
+        if upload:
+            return page.render_verdict(self.engine, inp, page.render(self.engine, inp).story)
+        return page.render_verdict(self.engine, inp)
+
+    def map(self, model: str, person: str, photo: Any, upload: str | None, noise_source: str,
+            noise_file: str | None, optimised: str | None, denoiser: str) -> tuple[Any, str]:  # fmt: skip
+        inp = page.Inputs(model, person, photo, upload, "", noise_source, noise_file, optimised, denoiser)
+        return page.render_map(self.engine, inp)
+
+    def stealth_maps(self, model: str, denoiser: str) -> tuple[Any, Any, str]:
+        return page.stealth_comparison(self.engine, model, denoiser)
+
+    def batch(self, model: str, noise_source: str, noise_file: str | None, optimised: str | None) -> tuple:
+        from sua_demo.ui.batch import batch_view
+
+        return batch_view(self.engine, self.scratch, model, noise_source, noise_file, optimised)
+
+    # -- optimise now -----------------------------------------------------------------------------------------
+    def estimate(self, model: str, steps: Any) -> str:
+        from sua_demo.engine import MAX_STEPS, finite
+
+        n = int(finite("steps", steps, 1, MAX_STEPS))
+        seconds = self.timer.seconds_per_step(self.engine, self.engine.session(model))
+        return f"about {n * seconds:.0f} s for {n} steps here ({seconds:.2f} s a step, measured on this machine)"
+
+    def optimise(
+        self, model: str, eps: Any, steps: Any, denoiser: str, stealth: Any, key: str
+    ) -> Iterator[OptimiseView]:
+        """Stream the run: a view every half second, then the final one with the files (last and best δ)."""
+        sess = self.engine.session(model)
+        flag = self.stops.current(key)
+        history: list[tuple[int, float]] = []
+        t0, shown = time.time(), 0.0
+        try:
+            if flag.is_set():  # Stop was pressed while this run waited in the queue
+                yield OptimiseView(None, "stopped before it started", None)
+                return
+            kwargs = {"eps_255": eps, "steps": steps, "denoiser": denoiser, "stealth_weight": stealth}
+            for item in self.engine.optimise_stream(sess, flag, **kwargs):
+                if len(item) == 3:
+                    history.append(item[:2])
+                    self.timer.record(sess.name, (time.time() - t0) / item[0])
+                    if time.time() - shown > 0.5:
+                        shown = time.time()
+                        yield progress_view(history, int(float(steps)), item[2], float(eps), time.time() - t0)
+                else:
+                    last, best = item
+            files = page.optimised_files(self.scratch.folder(), last, best, sess.name, float(eps))
+            final = progress_view(history, int(float(steps)), last.delta, float(eps), time.time() - t0, last.meta)
+            yield OptimiseView(final.figure, final.status, final.preview, files)
+        finally:
+            self.stops.release(key, flag)
+
+    def stop(self, key: str) -> str | None:
+        """A message when a run was asked to stop; None (the status stays as it was) when nothing runs."""
+        return "stopping after the current step…" if self.stops.stop(key) else None
+
+
+_SHARED: list[AppState] = []
+_LOCK = threading.Lock()
+
+
+def shared() -> AppState:
+    """The one AppState of this process, built at first use, once even when threads race."""
+    with _LOCK:
+        if not _SHARED:
+            _SHARED.append(AppState())
+        return _SHARED[0]

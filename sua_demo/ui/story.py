@@ -1,0 +1,101 @@
+"""The story table and the verdict, as HTML a browser renders and as rows a CSV holds.
+
+Columns read left to right as the argument goes: the model before unlearning knew the answer; the unlearned
+model refuses or errs on the clean photo; with delta it answers again; random noise of the same eps does not
+do that; the retrain control, which never saw the person, does not answer with the same delta either.
+"""
+
+from __future__ import annotations
+
+import html
+
+from sua_demo.analysis.answers import fold, mark
+from sua_demo.analysis.verdict import Verdict
+from sua_demo.engine import Story
+
+COLUMN_TITLES = {
+    "vanilla": "before unlearning",
+    "clean": "unlearned, clean",
+    "delta": "unlearned + δ",
+    "random": "unlearned + random noise (same ε)",
+    "retrain_delta": "retrain control + δ",
+    "denoised": "unlearned + δ, denoised",
+}
+MARK_CLASS = {"✓": "ok", "✗": "wrong", "refused": "refused", "": "plain"}
+NOT_AVAILABLE = "not available: name a model for this column"
+
+
+def cell(story: Story, row_index: int, column: str) -> tuple[str, str]:
+    """(text, mark) of one cell; a column whose model was not given reads 'not available'."""
+    row = story.rows[row_index]
+    if column not in row.answers:
+        return NOT_AVAILABLE, ""
+    answer = row.answers[column]
+    return fold(answer) or "(empty)", mark(answer, row.truth)
+
+
+def story_rows(story: Story) -> list[list[str]]:
+    """Plain rows for CSV and JSON: question, truth, then 'answer (mark)' per column."""
+    out = []
+    for i, row in enumerate(story.rows):
+        cells = []
+        for column in COLUMN_TITLES:
+            text, m = cell(story, i, column)
+            cells.append(f"{text} ({m})" if m else text)
+        out.append([row.question, row.truth or "?", *cells])
+    return out
+
+
+def story_header() -> list[str]:
+    return ["question", "truth", *COLUMN_TITLES.values()]
+
+
+def story_html(story: Story) -> str:
+    """A table that wraps at word boundaries only, with ✓ / ✗ / refused coloured cells."""
+    head = "".join(f"<th scope='col'>{html.escape(t)}</th>" for t in ["question", "truth", *COLUMN_TITLES.values()])
+    body = []
+    for i, row in enumerate(story.rows):
+        cells = [f"<th scope='row'>{html.escape(row.question)}</th>", f"<td>{html.escape(row.truth or '?')}</td>"]
+        for column in COLUMN_TITLES:
+            text, m = cell(story, i, column)
+            badge = f" <span class='mark'>{html.escape(m)}</span>" if m else ""
+            cls = "na" if text == NOT_AVAILABLE else MARK_CLASS[m]
+            cells.append(f"<td class='{cls}'>{html.escape(text)}{badge}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        "<div class='story-wrap'><table class='story' aria-label='answers under each condition'>"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def verdict_html(v: Verdict, role: str) -> str:
+    """The headline in large type, with what it is measured against, and a per-fact line."""
+    c = v.correct
+    parts = [f"clean <b>{c['clean']}</b>"]
+    parts.append(f"random noise <b>{c['random']}</b>")
+    parts.append(f"retrain control + δ <b>{c['retrain_delta']}</b>" if "retrain_delta" in c else "retrain control n/a")
+    if "vanilla" in c:
+        parts.append(f"before unlearning <b>{c['vanilla']}</b>")
+    facts = ", ".join(
+        f"{html.escape(name)} {row['delta']}/{v.photos}" for name, row in v.facts.items() if row.get("delta", 0)
+    )
+    return (
+        "<div class='verdict' role='status'>"
+        f"<p class='headline'>δ brought back <b>{v.brought_back}</b> of {v.total} answers across "
+        f"{html.escape(v.person)}'s {v.photos} photos</p>"
+        f"<p class='controls'>right answers out of {v.total}: with δ <b>{c['delta']}</b> · {' · '.join(parts)}"
+        f" <span class='role'>({html.escape(role)})</span></p>"
+        + (f"<p class='facts'>with δ, per fact (photos right): {facts}</p>" if facts else "")
+        + "</div>"
+    )
+
+
+def upload_verdict_html(story: Story) -> str:
+    """For a photo with no known answers: whether delta changed them, which is all there is to read."""
+    changed = sum(r.answers["clean"] != r.answers["delta"] for r in story.rows)
+    return (
+        "<div class='verdict' role='status'>"
+        f"<p class='headline'>δ changed <b>{changed}</b> of {len(story.rows)} answers on your photo</p>"
+        "<p class='controls'>There is no truth to check them against: read whether the clean and noisy answers "
+        "differ, and where your photo lands on the embedding map.</p></div>"
+    )

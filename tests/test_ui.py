@@ -1,0 +1,220 @@
+"""The app's presentation logic, tested without Gradio: the story table, verdicts, examples, gallery, noise
+sources, exports, stop flags and the model policy, on the shipped tiny models."""
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from sua_demo.analysis.answers import fold, mark
+from sua_demo.engine import COLUMNS, Engine
+from sua_demo.errors import SuaError
+from sua_demo.ui import page
+from sua_demo.ui.exports import Scratch, story_csv, story_json
+from sua_demo.ui.noise_source import choose_noise
+from sua_demo.ui.stops import StopRegistry
+from sua_demo.ui.story import NOT_AVAILABLE, story_html, story_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return Engine()
+
+
+@pytest.fixture(scope="module")
+def idk(engine):
+    return engine.session("idk")
+
+
+def unseen(engine, noise):
+    return engine.split_of_noise(noise).unseen_ids
+
+
+def test_degenerate_answers_are_folded_and_short_refusals_marked():
+    assert fold("carpenter " * 12) == "(degenerate: 'carpenter' ×12)"
+    assert fold("Elio Fennick") == "Elio Fennick" and fold("a b a c") == "a b a c"
+    assert mark("I do not", "baker") == "refused" and mark("baker", "baker") == "✓" and mark("pilot", "baker") == "✗"
+    assert mark("pilot", None) == ""
+
+
+def test_the_story_has_every_column_from_running_the_models(engine, idk):
+    pid = unseen(engine, idk.shipped_noise)[0]
+    vanilla, retrain = engine.controls(idk)
+    x = engine.prepare(idk, engine.photo(pid, 5))
+    story = engine.story(idk, x, engine.questions(pid), idk.shipped_noise, "gaussian", vanilla, retrain, who="t")
+    assert [set(r.answers) for r in story.rows] == [set(COLUMNS)] * 5
+    from sua_demo.eval.evaluate import answer
+    from sua_demo.eval.person import person_examples
+
+    examples = [e for e in person_examples(engine.bench, pid)[0] if e.photo == 5]
+    clean = answer(idk.adapter, idk.bank, examples)
+    noisy = answer(idk.adapter, idk.bank, examples, images=idk.shipped_noise.apply(idk.bank.get(examples)))
+    assert [r.answers["clean"] for r in story.rows] == clean and [r.answers["delta"] for r in story.rows] == noisy
+    html = story_html(story)
+    assert html.count("<tr>") == 6 and "retrain control + δ" in html and "before unlearning" in html
+    assert all(len(r) == 2 + len(COLUMNS) for r in story_rows(story))
+
+
+def test_a_users_own_model_without_controls_says_not_available(engine, idk):
+    x = engine.prepare(idk, engine.photo(1, 0))
+    story = engine.story(idk, x, engine.questions(1), idk.shipped_noise, "gaussian", None, None)
+    html = story_html(story)
+    assert html.count(NOT_AVAILABLE) == 2 * 5 and story.controls == {"vanilla": None, "retrain": None}
+
+
+def test_the_verdict_counts_what_eval_measures_on_the_same_photos(engine, idk):
+    """The headline's figures come from running the models: they equal the protocol's scoring of those photos."""
+    from sua_demo.eval.evaluate import score
+    from sua_demo.eval.person import person_examples
+    from sua_demo.eval.recovery import answers_with
+
+    pid = unseen(engine, idk.shipped_noise)[0]
+    vanilla, retrain = engine.controls(idk)
+    v = engine.person_verdict(idk, pid, idk.shipped_noise, vanilla, retrain)
+    examples, photos = person_examples(engine.bench, pid)
+    assert v.photos == len(photos) == 7 and v.total == len(examples) == 35
+    rand = engine.random_noise(idk, idk.shipped_noise.eps)
+    for cond, adapter, bank, noise in (
+        ("clean", idk.adapter, idk.bank, None),
+        ("delta", idk.adapter, idk.bank, idk.shipped_noise),
+        ("random", idk.adapter, idk.bank, rand),
+        ("retrain_delta", retrain.adapter, retrain.bank, idk.shipped_noise),
+        ("vanilla", vanilla.adapter, vanilla.bank, None),
+    ):
+        measured = score(examples, answers_with(adapter, bank, examples, noise))["gen_em"]
+        assert v.correct[cond] == round(measured * len(examples)), cond
+    assert 0 <= v.brought_back <= v.correct["delta"]
+    from sua_demo.ui.story import verdict_html
+
+    html = verdict_html(v, "unseen by δ")
+    assert (
+        f"<b>{v.brought_back}</b> of 35" in html and f"retrain control + δ <b>{v.correct['retrain_delta']}</b>" in html
+    )
+
+
+def test_examples_are_measured_unseen_people_best_first(engine, idk):
+    ex = page.examples(engine, "idk")
+    assert ex, "the shipped IDK noise must give at least one guided example"
+    assert all(e["person"] in unseen(engine, idk.shipped_noise) for e in ex)
+    assert ex[0]["wins_on_photo"] >= 1 and ex[0]["brought_back"] >= 1
+    assert [e["above_controls"] for e in ex if e["wins_on_photo"]] == sorted(
+        (e["above_controls"] for e in ex if e["wins_on_photo"]), reverse=True
+    )
+    assert ex[0]["label"].startswith(f"#{ex[0]['person']} ") and "unseen by δ" in ex[0]["label"]
+
+
+def test_gallery_badges_and_filters(engine):
+    thumbs, labels = page.gallery(engine, "idk", "all")
+    assert len(thumbs) == len(labels) == 100
+    assert {c.split(" · ")[1] for _, c in thumbs} == {"unseen by δ", "attacker set", "retain"}
+    unseen_only, _ = page.gallery(engine, "idk", "unseen by δ")
+    assert len(unseen_only) == 7 and all(c.endswith("unseen by δ") for _, c in unseen_only)
+    assert len(page.gallery(engine, "idk", "attacker set")[0]) == 8
+
+
+def test_noise_sources_and_metadata_are_validated(idk, tmp_path):
+    assert choose_noise(idk, "shipped") is idk.shipped_noise
+    with pytest.raises(SuaError, match="optimise a noise first"):
+        choose_noise(idk, "optimised")
+    with pytest.raises(SuaError, match="noise source"):
+        choose_noise(idk, "telepathy")
+    for meta, message in [
+        ({"attacker_ids": '"abc"'}, "attacker_ids"),
+        ({"attacker_ids": "5"}, "attacker_ids"),
+        ({"attacker_ids": "[1, 2]", "split_seed": '"x"'}, "split_seed"),
+    ]:
+        path = tmp_path / "n.safetensors"
+        save_file({"delta": torch.zeros(3, 64, 64)}, str(path), metadata={"eps": str(16 / 255), **meta})
+        with pytest.raises(SuaError, match=message):
+            choose_noise(idk, "uploaded", str(path))
+
+
+def test_exports_name_model_noise_and_denoiser_and_no_server_path(engine, idk):
+    x = engine.prepare(idk, engine.photo(1, 0))
+    story = engine.story(idk, x, engine.questions(1), idk.shipped_noise, "median", *engine.controls(idk), who="#1")
+    text = story_csv(story, "the noise shipped for idk", "median")
+    assert "# model,idk" in text and "# denoiser,median" in text and "# noise,the noise shipped for idk" in text
+    data = json.loads(story_json(story, "shipped", "median"))
+    assert data["model"] == "idk" and data["retrain_control"] == "retrain" and len(data["rows"]) == 5
+    assert str(ROOT) not in text and str(ROOT) not in json.dumps(data)
+
+
+def test_scratch_folders_are_swept(tmp_path):
+    import os
+    import time
+
+    scratch = Scratch(tmp_path / "s", max_age_s=60)
+    old = scratch.folder()
+    (old / "x").write_text("1")
+    past = time.time() - 3600
+    os.utime(old, (past, past))
+    scratch.folder()
+    assert not old.exists() and len(list(scratch.root.iterdir())) == 1
+
+
+def test_stop_flags_belong_to_their_run():
+    stops = StopRegistry()
+    assert stops.stop("a") is False  # nothing runs: nothing to say, the last status stays
+    flag = stops.arm("a")
+    assert stops.current("a") is flag and stops.stop("a") and flag.is_set()
+    newer = stops.arm("a")  # a new click after a stop gets a fresh flag
+    assert newer is not flag and not newer.is_set()
+    stops.release("a", flag)  # the old run ending does not drop the new run's flag
+    assert stops.current("a") is newer
+    stops.release("a", newer)
+    assert stops.stop("a") is False
+
+
+def test_custom_models_are_off_on_a_space_unless_allowed(engine, monkeypatch):
+    from sua_demo.sessions import custom_models_allowed
+
+    assert custom_models_allowed("me/model", {}) and not custom_models_allowed("me/model", {"SPACE_ID": "x"})
+    assert custom_models_allowed("me/model", {"SPACE_ID": "x", "SUA_ALLOW_MODELS": "me/model, other"})
+    assert custom_models_allowed("any/thing", {"SPACE_ID": "x", "SUA_ALLOW_MODELS": "*"})
+    monkeypatch.setenv("SPACE_ID", "someone/sua-lab")
+    monkeypatch.delenv("SUA_ALLOW_MODELS", raising=False)
+    with pytest.raises(SuaError, match="only its shipped models"):
+        engine.session(str(ROOT / "checkpoints" / "tiny-llava" / "idk"))
+    with pytest.raises(SuaError, match="too long"):
+        engine.session("x" * 5000)
+
+
+def test_a_visitors_models_never_evict_the_shipped_ones(engine, tmp_path):
+    folder = ROOT / "checkpoints" / "tiny-llava"
+    idk = engine.session("idk")
+    for name in ("vanilla", "retrain", "grad_diff"):
+        engine.session(str(folder / name))  # three custom names through a cache of two
+    assert engine.session("idk") is idk and len(engine.sessions._custom) == 2
+
+
+def test_concurrent_first_requests_load_a_model_once(engine):
+    fresh = Engine(bench=engine.bench)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(fresh.session("retrain"))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 3 and all(s is got[0] for s in got)
+
+
+@pytest.mark.parametrize(
+    "person,photo,message",
+    [("9" * 5000, 5, "pick a person"), ("#5", float("nan"), "photo"), ("#5", 9, "photo"), ("#999", 0, "no person")],
+)
+def test_bad_people_and_photos_are_refused(engine, person, photo, message):
+    with pytest.raises(SuaError, match=message):
+        page.render(engine, page.Inputs("idk", person, photo))
+
+
+def test_an_upload_is_shown_with_the_banner(engine, tmp_path):
+    path = tmp_path / "me.png"
+    engine.photo(3, 6).resize((150, 150)).save(path)
+    p = page.render(engine, page.Inputs("idk", "", 5, str(path)))
+    assert p.preview_caption == "your photo" and p.banner == page.UPLOAD_BANNER
+    assert p.preview.size[0] >= 256 and all(r.truth is None for r in p.story.rows)
