@@ -73,6 +73,22 @@ VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
         GEN,
     ),
     "gen_no_eot_steps600_cosine": (replace(BASE, eot=False, steps=600, alpha=2 / 255, alpha_schedule="cosine"), GEN),
+    "gen_eot_half_steps1000_cosine": (
+        replace(BASE, eot_strength=0.5, steps=1000, alpha=2 / 255, alpha_schedule="cosine"),
+        GEN,
+    ),
+    "gen_eot_half_margin_steps300_cosine": (
+        replace(BASE, eot_strength=0.5, loss="margin", steps=300, alpha=2 / 255, alpha_schedule="cosine"),
+        GEN,
+    ),
+    "gen_eot_half_b96_steps300_cosine": (
+        replace(BASE, eot_strength=0.5, batch_size=96, steps=300, alpha=2 / 255, alpha_schedule="cosine"),
+        GEN,
+    ),
+    "gen_eot_half_alpha4_steps300_cosine": (
+        replace(BASE, eot_strength=0.5, steps=300, alpha=4 / 255, alpha_schedule="cosine"),
+        GEN,
+    ),
 }
 
 
