@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-slow lint bench checkpoints noises clean
+.PHONY: install run demo test test-slow lint bench checkpoints noises worlds clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,7 +27,13 @@ test-slow: install
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m slow
 
 lint: install
-	$(VENV)/bin/ruff check sua_demo tests bench
+	$(VENV)/bin/ruff check app.py sua_demo tests bench
+
+# Speed figures (they name the CPU they ran on): the attack step against a reference-style loop and the
+# chip's matmul peak, then the app's waits.
+bench: install
+	HF_HUB_OFFLINE=1 $(PY) bench/attack_speed.py
+	HF_HUB_OFFLINE=1 $(PY) bench/app_latency.py
 
 # The two fine-tunes run side by side on one thread each (as the shipped files were built: ~20 min on
 # 2 cores, and a thread count is part of what makes float results repeat); the unlearning starts from vanilla.
@@ -37,10 +43,16 @@ checkpoints: install
 	wait $$v && wait $$r
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only grad_diff idk ga_lora kl_lora npo_lora
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-dncnn
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-ddpm
 
 # Relative paths, so the reports name no machine's folders.
 noises: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-noises --models checkpoints/tiny-llava --out checkpoints/noise
+
+# Other worlds (bench seeds 1 and 2) with the shipped recipes: models and noises under runs/worlds (not shipped),
+# their summary beside the shipped world's in checkpoints/noise/worlds.{json,md}. Run after `make noises`.
+worlds: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-worlds --seeds 1 2 --root runs/worlds --noise checkpoints/noise
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -33,6 +33,7 @@ from sua_demo.config import BenchConfig
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
 from sua_demo.eval.recovery import attack_split, attacker_examples
+from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 from sua_demo.models.base import IGNORE, VisionLanguageAdapter
 from sua_demo.precision import resolve
@@ -168,39 +169,45 @@ def main() -> None:
         old = best.get(name)
         best[name] = value if old is None else (max(old, value) if larger else min(old, value))
 
+    print(describe())
     for _ in range(args.rounds):
         keep("reference", reference_seconds(ref, adapter.image_size, args.ref_steps))
-        keep("project fp32", project_seconds(adapter, bank, chunk, replace(cfg, precision="fp32"), args.steps))
-        keep("project bf16", project_seconds(adapter, bank, chunk, replace(cfg, precision="bf16"), args.steps))
+        for precision in ("fp32", "bf16", "auto"):
+            keep(
+                f"project {precision}",
+                project_seconds(adapter, bank, chunk, replace(cfg, precision=precision), args.steps),
+            )
         keep("peak fp32", matmul_peak(torch.float32), larger=True)
         keep("peak bf16", matmul_peak(torch.bfloat16), larger=True)
 
-    default = "project " + resolve("auto", adapter.device).name
+    chosen = resolve("auto", adapter.device)
     print(
         f"\nmodel {MODEL}, batch {args.batch}, denoiser {cfg.denoiser}, beta {cfg.beta}, {threads} threads, "
-        f"best of {args.rounds} rounds; one step = {flops / 1e9:.1f} GFLOP (forward + backward)\n"
+        f"best of {args.rounds} rounds; one step = {flops / 1e9:.1f} GFLOP (forward + backward)"
+    )
+    print(
+        f"matmul peak (2048², {threads} threads): fp32 {best['peak fp32'] / 1e9:.0f} GFLOP/s, "
+        f"bf16 {best['peak bf16'] / 1e9:.0f} GFLOP/s; precision='auto' here: {chosen.name} ({chosen.reason})\n"
     )
     print("| step | s/step | steps/s | × reference | GFLOP/s | % of its dtype's matmul peak |")
     print("|---|---|---|---|---|---|")
-    for name in ("reference", "project fp32", "project bf16"):
+    for name in ("reference", "project fp32", "project bf16", "project auto"):
         s = best[name]
-        peak = best["peak bf16" if name.endswith("bf16") else "peak fp32"]
-        util = f"{100 * flops / s / peak:.0f}%" if name != "reference" else "–"
+        dtype = chosen.name if name == "project auto" else ("bf16" if name.endswith("bf16") else "fp32")
+        util = f"{100 * flops / s / best['peak ' + dtype]:.0f}% ({dtype})" if name != "reference" else "–"
         gf = f"{flops / s / 1e9:.0f}" if name != "reference" else "–"
-        print(f"| {name} | {s:.3f} | {1 / s:.2f} | {best['reference'] / s:.1f} | {gf} | {util} |")
-    print(
-        f"\nmatmul peak (2048², {threads} threads): fp32 {best['peak fp32'] / 1e9:.0f} GFLOP/s, "
-        f"bf16 {best['peak bf16'] / 1e9:.0f} GFLOP/s; the default precision here is {default}"
-    )
+        label = f"project default (auto → {chosen.name})" if name == "project auto" else name
+        print(f"| {label} | {s:.3f} | {1 / s:.2f} | {best['reference'] / s:.1f} | {gf} | {util} |")
     if not args.no_100:
         base = AttackConfig(threads=threads)
         for precision in ("fp32", "auto"):
             t = time.perf_counter()
             ATTACKS.get("sua")(adapter, replace(base, precision=precision)).run(bank, examples, progress=False)
             print(
-                f"100-step attack, default batch {base.batch_size}, precision {precision}: "
+                f"{base.steps}-step attack, default batch {base.batch_size}, precision {precision}: "
                 f"{time.perf_counter() - t:.1f} s"
             )
+    print(f"ratio default/reference: {best['reference'] / best['project auto']:.2f}")
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ def cmd_attack(args: argparse.Namespace) -> None:
     from sua_demo.attacks import ATTACKS
     from sua_demo.attacks.parallel import init_from_env, shutdown
     from sua_demo.data import ImageBank, image_examples
-    from sua_demo.eval.recovery import attack_split, attacker_examples
+    from sua_demo.eval.recovery import RETAIN_PEOPLE, attack_split, attacker_examples, split_meta
 
     device = init_from_env()  # under `accelerate launch`: one process per GPU, each a shard of every batch
     if device is not None:
@@ -157,13 +157,9 @@ def cmd_attack(args: argparse.Namespace) -> None:
     adapter = _load_model(args, args.model)
     bank = ImageBank(bench, adapter)
     cfg = _attack_config(args)
-    retain = image_examples(bench, bench.retain_ids[:30], "train", ("gen",)) if cfg.retain_kl_weight > 0 else None
-    meta = {
-        "attacker_ids": split.attacker_ids,
-        "unseen_ids": split.unseen_ids,
-        "split_seed": args.split_seed,
-        "denoiser": cfg.denoiser,
-    }
+    retain_ids = bench.retain_ids[:RETAIN_PEOPLE]
+    retain = image_examples(bench, retain_ids, "train", ("gen",)) if cfg.retain_kl_weight > 0 else None
+    meta = {**split_meta(split), "denoiser": cfg.denoiser}
     try:
         noise = ATTACKS.get(args.attack)(adapter, cfg).run(
             bank, attacker_examples(bench, split, tuple(args.fit_tasks)), retain, checkpoint=args.out, meta=meta

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from sua_demo.bench.records import Bench, PhotoSplit, QAItem, Task
+from sua_demo.errors import BadValueError
 from sua_demo.models.base import VisionLanguageAdapter
 
 
@@ -90,7 +91,7 @@ class ExampleSampler:
 
     def __init__(self, examples: list[Example], batch_size: int, seed: int) -> None:
         if not examples:
-            raise ValueError("no examples to sample from")
+            raise BadValueError("no examples to sample from: the chosen people and tasks have no questions")
         self.groups = [
             g for g in ([e for e in examples if e.photo is not None], [e for e in examples if e.photo is None]) if g
         ]

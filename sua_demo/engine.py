@@ -33,7 +33,15 @@ from sua_demo.errors import BadValueError, SuaError, UnknownNameError
 from sua_demo.eval.evaluate import markdown_table
 from sua_demo.eval.examples import guided_examples
 from sua_demo.eval.person import person_answers, person_examples
-from sua_demo.eval.recovery import AttackSplit, attack_split, attacker_examples, protocol_groups, recovery
+from sua_demo.eval.recovery import (
+    RETAIN_PEOPLE,
+    AttackSplit,
+    attack_split,
+    attacker_examples,
+    protocol_groups,
+    recovery,
+    split_meta,
+)
 from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
 from sua_demo.images import amplified, heatmap
 from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, Session, SessionCache
@@ -260,7 +268,7 @@ class Engine:
             stealth_weight=stealth_weight,
             seed=seed,
         )
-        meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": seed}
+        meta = split_meta(split)
         attack = ATTACKS.get("sua")(sess.adapter, cfg)
 
         def step(i: int, stats: dict[str, float]) -> None:
@@ -344,7 +352,7 @@ class Engine:
 
     # -- the batch tab --------------------------------------------------------------------
     def batch_report(
-        self, sess: Session, noise: Noise, tasks: tuple[str, ...] = ("gen",), retain_people: int = 30
+        self, sess: Session, noise: Noise, tasks: tuple[str, ...] = ("gen",), retain_people: int = RETAIN_PEOPLE
     ) -> tuple[dict[str, dict[str, dict[str, float]]], str]:
         """The recovery protocol for one given noise: clean, this noise and random noise of the same eps."""
         check_noise(sess, noise)

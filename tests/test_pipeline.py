@@ -37,7 +37,9 @@ def test_finetune_learns_the_micro_bench(vanilla_dir, micro_bench):
     assert (vanilla_dir / "sua_config.json").exists() and (vanilla_dir / "model.safetensors").exists()
 
 
-@pytest.mark.parametrize("method,lora", [("grad_diff", False), ("idk", False), ("npo", True)])
+@pytest.mark.parametrize(
+    "method,lora", [("grad_diff", False), ("idk", False), ("npo", True), ("ga", True), ("kl", True)]
+)
 def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, method, lora):
     bench, bench_cfg = micro_bench
     before = forget_em(vanilla_dir, bench)
@@ -57,10 +59,13 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
     assert after < before, (method, before, after, result.history)
     # Behaviour, not a step count (that moves with the CPU's float kernels): the run stops at the first check
     # that meets its rule, and no earlier check did.
-    assert result.history[0]["step"] == 0 and result.criterion_met, result.history
     floor = cfg.retain_floor * result.reference_retain
     met = [criterion(h, cfg, floor) for h in result.history]
-    assert met[-1] and not any(met[:-1]) and result.steps == result.history[-1]["step"]
+    assert result.history[0]["step"] == 0 and not any(met[:-1]) and result.steps == result.history[-1]["step"]
+    if method in ("ga", "kl"):  # plain ascent may eat retain before forget is low: it then runs its budget out
+        assert result.criterion_met == met[-1] and (met[-1] or result.steps == cfg.max_steps)
+    else:
+        assert result.criterion_met and met[-1], result.history
     saved = json.loads((tmp_path / method / "sua_config.json").read_text())
     assert (tmp_path / method / saved["start"]).resolve() == Path(vanilla_dir).resolve()  # relative: the folder moves
     if lora:

@@ -13,13 +13,13 @@ from PIL import Image
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.data import ImageBank, image_examples
-from sua_demo.models import VisionLanguageAdapter, answer_only, load_adapter
+from sua_demo.models import ADAPTERS, VisionLanguageAdapter, answer_only, load_adapter
 from sua_demo.models.idefics3 import Idefics3Adapter
 from sua_demo.models.loading import ImageTextProcessor
 from sua_demo.models.qwen2_vl import Qwen2VLAdapter
 from sua_demo.models.tiny_llava import bench_corpus, build_tokenizer
 
-FAMILIES = ["llava", "qwen2_vl", "idefics3"]
+FAMILIES = ADAPTERS.names()  # every registered adapter is built tiny and tested the same way
 QUESTION = "Where was this person born?"
 QWEN_TOKENS = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 QWEN_TEMPLATE = (

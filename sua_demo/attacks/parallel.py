@@ -12,6 +12,8 @@ import os
 import torch
 import torch.distributed as dist
 
+from sua_demo.errors import BadValueError
+
 
 def world() -> tuple[int, int]:
     """(rank, world size) of the initialised process group, (0, 1) without one."""
@@ -45,7 +47,7 @@ def shutdown() -> None:
 def shard(n: int, rank: int, size: int) -> slice:
     """Contiguous, near-equal shard of n rows; every rank gets at least one row when n >= size."""
     if n < size:
-        raise ValueError(f"a batch of {n} cannot be shared among {size} processes; raise batch_size")
+        raise BadValueError(f"a batch of {n} cannot be shared among {size} processes; raise batch_size")
     base, extra = divmod(n, size)
     start = rank * base + min(rank, extra)
     return slice(start, start + base + (rank < extra))

@@ -151,11 +151,6 @@ class PhotoJitter:
         if self.brightness < 0 or self.contrast < 0:
             raise ValueError("PhotoJitter.brightness and PhotoJitter.contrast must be >= 0")
 
-    @property
-    def is_neutral(self) -> bool:
-        """True for the default pose, which is rendered without any resampling."""
-        return self == _NEUTRAL
-
 
 _NEUTRAL = PhotoJitter()
 

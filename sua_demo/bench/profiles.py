@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from sua_demo.bench.records import OPTION_LETTERS, QAItem
+from sua_demo.errors import BadValueError
 
 FIRST_NAMES = (
     "Aldo Bryn Cato Dara Elio Fenna Galen Hale Iona Jory Kira Lorn Mika Nael Oren Pella Quill Rhea Soren Tamsin "
@@ -107,7 +108,9 @@ def look_items(person_id: int, attributes: dict[str, str]) -> list[QAItem]:
 def sample_names(n: int, rng: np.random.Generator) -> list[str]:
     """n unique full names; first names are unique too while the pool lasts, so a name is never half-shared."""
     if n > len(FIRST_NAMES) * len(LAST_NAMES):
-        raise ValueError(f"cannot make {n} unique names from the pools")
+        raise BadValueError(
+            f"cannot make {n} unique names from the pools; use at most {len(FIRST_NAMES) * len(LAST_NAMES)} people"
+        )
     pairs = [(f, s) for f in FIRST_NAMES for s in LAST_NAMES]
     order = rng.permutation(len(pairs))
     names: list[str] = []

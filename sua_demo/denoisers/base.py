@@ -15,8 +15,6 @@ from sua_demo.registry import Registry
 
 
 class Denoiser(torch.nn.Module, ABC):
-    name = "denoiser"
-
     @abstractmethod
     def denoise(self, x: torch.Tensor) -> torch.Tensor:
         """The denoiser itself."""

@@ -25,7 +25,16 @@ from sua_demo.bench.records import Bench, Task
 from sua_demo.data import Example, ImageBank
 from sua_demo.denoisers import build_denoiser
 from sua_demo.eval.evaluate import Scores, answer, score
-from sua_demo.eval.recovery import FIT_TASKS, GROUPS, attack_split, attacker_examples, protocol_groups, recovery
+from sua_demo.eval.recovery import (
+    FIT_TASKS,
+    GROUPS,
+    RETAIN_PEOPLE,
+    attack_split,
+    attacker_examples,
+    protocol_groups,
+    recovery,
+    split_meta,
+)
 from sua_demo.eval.report import markdown
 from sua_demo.eval.stealth import denoise_shift, detector_auroc, embedding_cosines, pixel_metrics
 from sua_demo.io import atomic_write_text, write_json
@@ -42,7 +51,7 @@ class ProtocolConfig:
     attack_tasks: tuple[Task, ...] = FIT_TASKS  # the tasks delta is fitted on (every task is measured)
     splits: list[int] = field(default_factory=lambda: [0, 1, 2])  # >= 3 attacker/unseen splits for a mean +- sd
     attacker_fraction: float = 0.5
-    retain_people: int = 30
+    retain_people: int = RETAIN_PEOPLE
     extras: bool = True  # every split: SUA without the stealth term; first split: per-image PGD on both models
     budgets: tuple[float, ...] = ()  # eps (/255) of the budget curves, on the first `study_splits` splits
     purifiers: tuple[str, ...] = ()  # denoisers whose D(x + delta) recovery is set beside x + delta
@@ -104,7 +113,7 @@ def run_split(
     examples = attacker_examples(bench, split, cfg.attack_tasks)
     groups = protocol_groups(bench, split, cfg.retain_people)
     acfg = replace(cfg.attack, seed=seed)
-    meta = {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": seed}
+    meta = split_meta(split)
     unl, ret = models["unlearned"], models["retrain"]
     study = seed in cfg.splits[: cfg.study_splits]
 

@@ -14,6 +14,7 @@ import numpy as np
 from sua_demo.attacks.noise import Noise
 from sua_demo.bench.records import Bench, Task
 from sua_demo.data import Example, ImageBank, image_examples
+from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import Scores, answer, score
 from sua_demo.models.base import VisionLanguageAdapter
 
@@ -21,6 +22,8 @@ TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
 # delta is fitted on generation questions only: on the attacker's validation split (bench/attack_recipes.py)
 # that fitted and transferred better than all three tasks, and every task is still measured.
 FIT_TASKS: tuple[Task, ...] = ("gen",)
+RETAIN_PEOPLE = 30  # retain people measured for collateral damage (and the attacker's retain-KL data): enough for
+# a +-5 point estimate on their held-out photos at a fraction of the cost of all 85
 GROUPS = ("a_attacker_images", "b_attacker_heldout", "c_unseen_train", "c_unseen_heldout", "retain_heldout")
 
 
@@ -34,10 +37,15 @@ class AttackSplit:
 def attack_split(bench: Bench, attacker_fraction: float = 0.5, seed: int = 0) -> AttackSplit:
     forget = list(bench.forget_ids)
     if len(forget) < 2:
-        raise ValueError("the protocol needs at least two forget people (attacker's and unseen)")
+        raise BadValueError("the protocol needs at least two forget people (attacker's and unseen)")
     order = np.random.default_rng(seed).permutation(len(forget))
     k = min(len(forget) - 1, max(1, round(attacker_fraction * len(forget))))
     return AttackSplit(sorted(forget[i] for i in order[:k]), sorted(forget[i] for i in order[k:]), seed)
+
+
+def split_meta(split: AttackSplit) -> dict[str, object]:
+    """What a noise file records of the split it was fitted on (load_noise checks it, the app reads it)."""
+    return {"attacker_ids": split.attacker_ids, "unseen_ids": split.unseen_ids, "split_seed": split.seed}
 
 
 def attacker_examples(bench: Bench, split: AttackSplit, tasks: tuple[Task, ...] = FIT_TASKS) -> list[Example]:
@@ -46,7 +54,7 @@ def attacker_examples(bench: Bench, split: AttackSplit, tasks: tuple[Task, ...] 
 
 
 def protocol_groups(
-    bench: Bench, split: AttackSplit, retain_people: int = 30, tasks: tuple[Task, ...] = TASKS
+    bench: Bench, split: AttackSplit, retain_people: int = RETAIN_PEOPLE, tasks: tuple[Task, ...] = TASKS
 ) -> dict[str, list[Example]]:
     retain = bench.retain_ids[:retain_people]
     return {
