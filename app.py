@@ -98,7 +98,7 @@ def build_app() -> gr.Blocks:
     from sua_demo.ui.launch import CACHE_SWEEP
     from sua_demo.ui.session import defaults
 
-    d = defaults()
+    d = defaults(state())
     with gr.Blocks(title=text.TITLE, delete_cache=CACHE_SWEEP) as demo:
         gr.Markdown(f"# {text.TITLE}\n{text.GUIDE}", elem_classes="guide")
         optimised = gr.State(None)

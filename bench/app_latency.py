@@ -38,11 +38,47 @@ def timed(fn, *args, **kwargs) -> float:  # type: ignore[no-untyped-def]
     return time.perf_counter() - t0
 
 
+def first_example_seconds(url: str, timeout: float = 120) -> float:
+    """A browser's wait, from page request to the first example's verdict on screen (headless chromium)."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        return float("nan")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        t0 = time.perf_counter()
+        page.goto(url)
+        page.locator("#verdict .headline").filter(has_text="δ brought back").wait_for(timeout=timeout * 1000)
+        seconds = time.perf_counter() - t0
+        browser.close()
+    return seconds
+
+
+def cli_steps_per_second(steps: int) -> float:
+    """The library's own loop on the same model, batch and settings as the app's Optimise, in this process."""
+    from sua_demo.engine import Engine
+
+    eng = Engine()
+    sess = eng.session("idk")
+    eng.optimise(sess, steps=2)  # warm-up
+    t0 = time.perf_counter()
+    eng.optimise(sess, steps=steps)
+    return steps / (time.perf_counter() - t0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=7870)
     args = ap.parse_args()
     from gradio_client import Client
+
+    from sua_demo.machine import describe
+    from sua_demo.ui.optimise import app_steps
+    from sua_demo.ui.session import shared
 
     url = f"http://127.0.0.1:{args.port}/"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_PORT": str(args.port)}
@@ -51,26 +87,49 @@ def main() -> None:
     try:
         wait_until_up(url, proc)
         up = time.perf_counter() - t0
+        first_example = first_example_seconds(url)
         client = Client(url, verbose=False)
-        base = {"model": "idk", "custom": "", "person": "2", "photo": 5, "upload": None, "noise_source": "shipped"}
-        answer = {**base, "question": "", "noise_file": None, "denoiser": "gaussian"}
-        umap_args = {**base, "noise_file": None, "denoiser": "gaussian"}
-        first_answer = timed(client.predict, **answer, api_name="/answer")
-        ready = time.perf_counter() - t0
+        base = {
+            "model": "idk",
+            "person": "5",
+            "photo": 5,
+            "upload": None,
+            "noise_source": "shipped",
+            "noise_file": None,
+        }
+        answer = {**base, "question": "", "denoiser": "gaussian", "vanilla": "", "retrain": ""}
+        verdict = {**base, "vanilla": "", "retrain": ""}
+        umap_args = {**base, "denoiser": "gaussian"}
+        timed(client.predict, **answer, api_name="/answer")
         answers = [timed(client.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in (14, 51, 72)]
-        first_map = timed(client.predict, **umap_args, api_name="/embedding_map")
+        verdicts = [timed(client.predict, **{**verdict, "person": str(p)}, api_name="/verdict") for p in (14, 51, 72)]
         maps = [timed(client.predict, **{**umap_args, "person": str(p)}, api_name="/embedding_map") for p in (14, 51)]
         refit = timed(client.predict, **{**umap_args, "denoiser": "median"}, api_name="/embedding_map")
+        steps = app_steps(shared().timer.seconds_per_step(shared().engine, shared().engine.session("idk")))
+        job = client.submit("idk", 16, steps, "gaussian", 100.0, api_name="/optimise")
+        click = time.perf_counter()
+        first_point = None
+        while not job.done():
+            if first_point is None and job.outputs():  # the first streamed update carries the first loss point
+                first_point = time.perf_counter() - click
+            time.sleep(0.05)
+        done = time.perf_counter() - click
+        final_status = job.outputs()[-1][1]
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    print(f"app latency on {os.cpu_count()} CPU cores (embedded default, IDK model)")
-    print(f"  start -> server up                        {up:6.1f} s")
-    print(f"  start -> first answer back (ready)        {ready:6.1f} s  (first round trip {first_answer:.2f} s)")
-    print(f"  apply noise and answer, round trip        {sum(answers) / len(answers):6.2f} s  (mean of 3)")
-    print(f"  UMAP refresh, ~200 points + your image    {sum(maps) / len(maps):6.2f} s  (cached map, mean of 2)")
-    print(f"  UMAP first map of this process            {first_map:6.2f} s  (after the warm-up thread)")
-    print(f"  UMAP refit for a new noise/denoiser       {refit:6.2f} s")
+    app_sps = steps / done
+    cli_sps = cli_steps_per_second(steps)
+    print(f"app latency (embedded default, IDK model); {describe()}")
+    print(f"  start -> server up                           {up:6.1f} s")
+    print(f"  page load -> first example's verdict shown   {first_example:6.1f} s  (headless chromium)")
+    print(f"  apply δ and answer, five-column story        {sum(answers) / len(answers):6.2f} s  (mean of 3)")
+    print(f"  verdict over the person's 7 photos           {sum(verdicts) / len(verdicts):6.2f} s  (mean of 3)")
+    print(f"  embedding map, ~200 points + your image      {sum(maps) / len(maps):6.2f} s  (cached map, mean of 2)")
+    print(f"  embedding map refit for a new denoiser       {refit:6.2f} s")
+    print(f"  Optimise click -> first loss point           {first_point or float('nan'):6.2f} s")
+    print(f"  Optimise, default {steps} steps (sized here), click -> done {done:6.1f} s  ({final_status})")
+    print(f"  steps/s: app {app_sps:.2f}, library loop in one process {cli_sps:.2f} ({app_sps / cli_sps:.0%})")
 
 
 if __name__ == "__main__":

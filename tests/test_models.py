@@ -97,3 +97,18 @@ def test_one_pass_logits_match_the_models_own_forward(micro_adapter, micro_bench
         ).logits
         torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-4)
         torch.testing.assert_close(pooled, micro_adapter.image_embeddings(x), atol=1e-6, rtol=1e-5)
+
+
+def test_an_unsupported_family_is_refused_before_any_weights_load(tmp_path):
+    """config.json is read first: the message lists the model types there are adapters for, and a folder with no
+    weights at all is refused for its type, not for its missing weights."""
+    import json
+
+    import pytest
+
+    from sua_demo.errors import SuaError
+    from sua_demo.models import load_adapter
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    with pytest.raises(SuaError, match="model type 'bert' is not supported; supported model types: .*llava"):
+        load_adapter(tmp_path)

@@ -290,3 +290,18 @@ def test_load_with_dtype_and_device_map(micro_adapter, tmp_path):
     assert adapter.model.dtype == torch.bfloat16 and adapter.device.type == "cpu"
     x = adapter.prepare_images([Image.new("RGB", (80, 60), "gray")])
     assert torch.isfinite(adapter.answer_nll(x, [QUESTION], ["Glenmere"])).all()
+
+
+def test_the_family_names_its_towers_and_its_lora_targets(family):
+    """Nothing outside models/ names a family's modules: the adapter says what to compile and where LoRA goes."""
+    import re
+
+    name, adapter = family
+    towers = adapter.towers()
+    assert len(towers) == 2 and towers[0] is adapter.model.get_decoder(), name
+    pattern = re.compile(adapter.lora_pattern(["q_proj", "v_proj"]))
+    hits = [n for n, _ in adapter.model.named_modules() if pattern.fullmatch(n)]
+    vision_names = {n for n, m in adapter.model.named_modules() if any(m is t for t in towers[1].modules())}
+    assert hits and not set(hits) & vision_names, (name, hits[:4])
+    with_head = re.compile(adapter.lora_pattern(["q_proj", "lm_head"]))
+    assert any(with_head.fullmatch(n) for n, _ in adapter.model.named_modules() if n.endswith("lm_head"))

@@ -19,6 +19,7 @@ PRESETS: dict[str, AttackConfig] = {
         AttackConfig(),
         eps=12 / 255,
         alpha=1 / 255,
+        alpha_schedule="constant",
         batch_size=6,
         steps=1000,
         eot=False,

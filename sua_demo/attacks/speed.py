@@ -62,7 +62,12 @@ def default_threads() -> int:
 
 @contextmanager
 def attack_mode(
-    model: Any, device: torch.device, dtype: torch.dtype | None, threads: int = 0, compile: bool = False
+    model: Any,
+    device: torch.device,
+    dtype: torch.dtype | None,
+    threads: int = 0,
+    compile: bool = False,
+    towers: list[torch.nn.Module] | None = None,
 ) -> Iterator[None]:
     """Frozen eval-mode model with the fast kernels for this device and dtype, restored on exit.
 
@@ -79,7 +84,7 @@ def attack_mode(
     patched = _patchify_convs(model) if device.type == "cpu" else []
     if device.type == "cpu" and dtype is not None and old_attn == "sdpa":
         _set_attention(model, "eager")
-    compiled = compile_towers(model) if compile else []
+    compiled = compile_towers(towers or []) if compile else []
     try:
         yield
     finally:
@@ -91,10 +96,8 @@ def attack_mode(
         torch.set_num_threads(old_threads)
 
 
-def compile_towers(model: Any) -> list[torch.nn.Module]:
-    """torch.compile the language model and vision tower in place (dynamic shapes: batches vary in length)."""
-    inner = getattr(model, "model", model)
-    towers = [getattr(inner, n) for n in ("language_model", "vision_tower") if hasattr(inner, n)]
+def compile_towers(towers: list[torch.nn.Module]) -> list[torch.nn.Module]:
+    """torch.compile the towers the adapter names, in place (dynamic shapes: batches vary in length)."""
     for t in towers:
         t.compile(dynamic=True)
     return towers

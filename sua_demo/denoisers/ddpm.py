@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 
 import torch
@@ -37,9 +38,9 @@ def small_unet(resolution: int):  # type: ignore[no-untyped-def]
         in_channels=3,
         out_channels=3,
         layers_per_block=1,
-        block_out_channels=(32, 64, 64),
-        down_block_types=("DownBlock2D", "DownBlock2D", "AttnDownBlock2D"),
-        up_block_types=("AttnUpBlock2D", "UpBlock2D", "UpBlock2D"),
+        block_out_channels=(32, 64),  # small t is local denoising: no attention, two scales are enough on a CPU
+        down_block_types=("DownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "UpBlock2D"),
         norm_num_groups=8,
     )
 
@@ -96,7 +97,7 @@ class DDPMPurifier(Denoiser):
 def train_ddpm(
     images: torch.Tensor,
     steps: int,
-    batch_size: int = 32,
+    batch_size: int = 8,  # small batches, many steps: ~0.3 s a step on 2 cores, so 3000 steps fit in 20 minutes
     lr: float = 1e-3,
     seed: int = 0,
     t_max: int = T_TRAIN,
@@ -108,9 +109,10 @@ def train_ddpm(
     unet = small_unet(images.shape[-1])
     sched = _scheduler()
     opt = torch.optim.AdamW(unet.parameters(), lr=lr, weight_decay=0.0)
-    lr_at = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(steps, 1), pct_start=0.05)
     losses: list[float] = []
-    for _ in tqdm(range(steps), desc="train DDPM", disable=not progress):
+    for i in tqdm(range(steps), desc="train DDPM", disable=not progress):
+        for group in opt.param_groups:  # a short warm-up, then cosine decay
+            group["lr"] = lr * min(1.0, (i + 1) / 50) * 0.5 * (1 + math.cos(math.pi * i / max(steps, 1)))
         x0 = photo_jitter(images[torch.randint(len(images), (batch_size,), generator=gen)], gen) * 2 - 1
         noise = torch.randn(x0.shape, generator=gen)
         t = torch.randint(0, t_max, (batch_size,), generator=gen)
@@ -118,7 +120,6 @@ def train_ddpm(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        lr_at.step()
         losses.append(float(loss.detach()))
     return unet.eval(), sum(losses[-50:]) / max(1, len(losses[-50:]))
 

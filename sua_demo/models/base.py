@@ -7,6 +7,7 @@ space for any model family. Text is tokenised once per distinct prompt and cache
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
 from functools import cached_property, lru_cache
@@ -72,6 +73,27 @@ class VisionLanguageAdapter(ABC):
     @abstractmethod
     def image_features(self, pixel_values: torch.Tensor) -> torch.Tensor:
         """(N, tokens, D) projected image tokens, as the language model receives them."""
+
+    vision_attr = "vision_tower"  # where the family keeps its vision encoder inside `model.model`
+
+    # -- what the rest of SUA Lab needs to know by name ----------------------------------------
+    def towers(self) -> list[torch.nn.Module]:
+        """The language model and the vision encoder: what `--compile` compiles."""
+        inner = getattr(self.model, "model", self.model)
+        vision = getattr(inner, self.vision_attr, None)
+        return [m for m in (self.model.get_decoder(), vision) if isinstance(m, torch.nn.Module)]
+
+    def language_prefix(self) -> str:
+        """The qualified name of the language model's decoder inside the model (e.g. 'model.language_model')."""
+        decoder = self.model.get_decoder()
+        return next(name for name, m in self.model.named_modules() if m is decoder)
+
+    def lora_pattern(self, targets: list[str]) -> str:
+        """peft's target_modules regex: `targets` inside the language model only (as MLLMU-Bench does), plus the
+        output head when asked for (IDK must emit words its head was never pushed towards)."""
+        inner = "|".join(t for t in targets if t != "lm_head")
+        lm = rf"{re.escape(self.language_prefix())}\..*\.({inner})"
+        return rf"({lm}|lm_head)$" if "lm_head" in targets else rf"{lm}$"
 
     # -- shared machinery ------------------------------------------------------------------
     @property

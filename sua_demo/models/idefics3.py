@@ -24,6 +24,7 @@ FAKE_TOKEN, GLOBAL_TOKEN = "<fake_token_around_image>", "<global-img>"  # both p
 
 @ADAPTERS.register("idefics3")
 class Idefics3Adapter(VisionLanguageAdapter):
+    vision_attr = "vision_model"
     model_types = ("idefics3", "smolvlm")
 
     @cached_property

@@ -88,7 +88,8 @@ def adapter_class(model_type: str) -> type[VisionLanguageAdapter]:
         cls = ADAPTERS.get(name)
         if model_type in getattr(cls, "model_types", ()):
             return cls
-    raise SuaError(f"model type {model_type!r} has no adapter; supported: {', '.join(ADAPTERS.names())}")
+    types = sorted({t for name in ADAPTERS.names() for t in getattr(ADAPTERS.get(name), "model_types", ())})
+    raise SuaError(f"model type {model_type!r} is not supported; supported model types: {', '.join(types)}")
 
 
 def _resolve_base(adapter_dir: Path) -> str:
@@ -127,6 +128,7 @@ def load_adapter(
         raise SuaError(f"{source} has no config.json; is it a model folder saved with save_pretrained?")
     try:
         config = AutoConfig.from_pretrained(base, trust_remote_code=trust_remote_code)
+        cls = adapter_class(config.model_type)  # before any weights load: a 7B model is refused in a second
         processor = _load_processor(base, config, trust_remote_code)
         model = AutoModelForImageTextToText.from_pretrained(
             base,
@@ -149,6 +151,5 @@ def load_adapter(
     if device and not device_map:
         model = model.to(device)
     model.eval()
-    cls = adapter_class(config.model_type)
     log.info("loaded %s (%s) with %s", source, config.model_type, cls.__name__)
     return cls(model, processor, source=source)

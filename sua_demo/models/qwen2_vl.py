@@ -26,6 +26,7 @@ from sua_demo.models.base import ADAPTERS, VisionLanguageAdapter
 
 @ADAPTERS.register("qwen2_vl")
 class Qwen2VLAdapter(VisionLanguageAdapter):
+    vision_attr = "visual"
     model_types = ("qwen2_vl", "qwen2_5_vl")
     resolution = 448  # the attack's square side before fitting it to the processor's limits (see above)
 

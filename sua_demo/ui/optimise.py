@@ -11,10 +11,17 @@ import torch
 from sua_demo.images import amplified, to_pil
 from sua_demo.plots import loss_figure
 
-# The app's default run: about 20 s on 2 cores at the shipped recipe's batch and step cost (bench/app_latency.py
-# measures it; the estimate shown before a run uses this machine's own measured step time).
-APP_STEPS = 60
-PROBE_STEPS = 2
+# The app's default run takes about APP_SECONDS on the machine it runs on: the step time is measured once at start
+# (a step costs 3 to 13 times more on one CPU than another, by its bf16 support), and the steps sized to fit.
+APP_SECONDS = 20.0
+STEP_RANGE = (20, 300)
+PROBE_STEPS = 3
+
+
+def app_steps(seconds_per_step: float, seconds: float = APP_SECONDS) -> int:
+    """Steps (a multiple of 5, within STEP_RANGE) that fit in `seconds` at this step time."""
+    lo, hi = STEP_RANGE
+    return int(min(hi, max(lo, 5 * round(seconds / max(seconds_per_step, 1e-3) / 5))))
 
 
 @dataclass
@@ -36,6 +43,7 @@ class StepTimer:
 
     def seconds_per_step(self, engine: Any, sess: Any) -> float:
         if sess.name not in self._seconds:
+            engine.optimise(sess, steps=1)  # warm-up: kernels, caches
             t0 = time.perf_counter()
             engine.optimise(sess, steps=PROBE_STEPS)
             self._seconds[sess.name] = (time.perf_counter() - t0) / PROBE_STEPS

@@ -12,7 +12,7 @@ from typing import Any
 from sua_demo.engine import Engine
 from sua_demo.ui import page
 from sua_demo.ui.exports import Scratch
-from sua_demo.ui.optimise import APP_STEPS, OptimiseView, StepTimer, progress_view
+from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
 from sua_demo.ui.stops import StopRegistry
 
 ROLES = ["unseen by δ", "attacker set", "retain", "all"]
@@ -33,16 +33,20 @@ class Defaults:
     stealth: float
 
 
-def defaults() -> Defaults:
+def defaults(state: AppState | None = None) -> Defaults:
+    """The library's defaults; with `state`, Optimise's steps sized to about APP_SECONDS on this machine."""
     from sua_demo.attacks import AttackConfig
     from sua_demo.denoisers import DENOISERS
     from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS
     from sua_demo.ui.noise_source import SOURCES
 
     cfg = AttackConfig()
+    steps = STEP_RANGE[0]
+    if state is not None:
+        steps = app_steps(state.timer.seconds_per_step(state.engine, state.engine.session(DEFAULT_MODEL)))
     return Defaults(
         list(SHIPPED_MODELS), DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
-        round(cfg.eps * 255), APP_STEPS, cfg.stealth_weight,
+        round(cfg.eps * 255), steps, cfg.stealth_weight,
     )  # fmt: skip
 
 

@@ -64,13 +64,7 @@ def criterion(m: dict[str, float], cfg: UnlearnConfig, retain_floor: float) -> b
 def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
     from peft import LoraConfig, get_peft_model
 
-    # Only the language model, as MLLMU-Bench does; lm_head too when the method must emit new words (IDK).
-    targets = "|".join(cfg.lora_targets)
-    pattern = (
-        rf".*language_model.*\.({targets})$"
-        if "lm_head" not in cfg.lora_targets
-        else rf".*(language_model.*\.({targets})|lm_head)$"
-    )
+    pattern = adapter.lora_pattern(cfg.lora_targets)  # the family knows where its language model is
     lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, target_modules=pattern, lora_dropout=0.0)
     adapter.model = get_peft_model(adapter.model, lora)
 
