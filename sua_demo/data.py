@@ -61,7 +61,7 @@ def image_examples(
     out = []
     for pid in person_ids:
         photos = bench.person(pid).photo_indices(split)[:photos_per_person]
-        items = bench.items([pid], tasks=tasks, modalities=("image",))
+        items = bench.items([pid], tasks=tasks, modalities=("image",), photos=split)
         out += [Example(q, ph) for ph in photos for q in items]
     return out
 

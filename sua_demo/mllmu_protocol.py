@@ -15,7 +15,7 @@ from typing import Any
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.bench.records import Bench, Task
-from sua_demo.data import ImageBank, image_examples
+from sua_demo.data import Example, ImageBank
 from sua_demo.errors import SuaError
 from sua_demo.eval.evaluate import markdown_table
 from sua_demo.eval.recovery import recovery
@@ -34,6 +34,17 @@ class MllmuProtocolConfig:
     attack_name: str = "sua"
 
 
+def asked_with_photo(bench: Bench, ids: list[int], tasks: tuple[Task, ...], modality: str) -> list[Example]:
+    """Every question of these people asked with each of their Test_Set photos: the public code attacks and
+    scores the Pure_Text Mask_Task items with the person's photo too, so those are part of the protocol."""
+    return [
+        Example(q, ph)
+        for pid in ids
+        for ph in bench.person(pid).photo_indices("heldout")
+        for q in bench.items([pid], tasks=tasks, modalities=(modality,), photos="heldout")  # type: ignore[arg-type]
+    ]
+
+
 def _people(bench: Bench, span: tuple[int, int], what: str) -> list[int]:
     ids = [p.id for p in bench.people if span[0] <= p.id <= span[1]]
     if not ids:
@@ -47,22 +58,36 @@ def run_mllmu_protocol(
     """Optimise delta on the attack people, score both groups clean / delta / random; write report.json + .md."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    attack_people = _people(bench, cfg.attack_ids, "attack")
+    test_people = _people(bench, cfg.test_ids, "test")
     groups = {
-        "attack_people": image_examples(bench, _people(bench, cfg.attack_ids, "attack"), "heldout", cfg.tasks),
-        "test_people": image_examples(bench, _people(bench, cfg.test_ids, "test"), "heldout", cfg.tasks),
+        f"{who}/{kind}": asked_with_photo(bench, ids, cfg.tasks, modality)
+        for who, ids in (("attack_people", attack_people), ("test_people", test_people))
+        for kind, modality in (("Image_Textual", "image"), ("Pure_Text", "text"))
     }
-    if not groups["attack_people"]:
-        raise SuaError(f"the attack people have no image questions of task(s) {', '.join(cfg.tasks)}")
+    attacked = groups["attack_people/Image_Textual"] + groups["attack_people/Pure_Text"]
+    if not attacked:
+        raise SuaError(f"the attack people have no questions of task(s) {', '.join(cfg.tasks)}")
     bank = ImageBank(bench, adapter)
     meta = {"protocol": "mllmu", "attack_ids": list(cfg.attack_ids), "test_ids": list(cfg.test_ids)}
     noise = ATTACKS.get(cfg.attack_name)(adapter, cfg.attack).run(
-        bank, groups["attack_people"], checkpoint=out / "noise.safetensors", meta=meta
+        bank, attacked, checkpoint=out / "noise.safetensors", meta=meta
     )
-    random = ATTACKS.get("random")(adapter, cfg.attack).run(bank, groups["attack_people"], progress=False)
-    scores = recovery(adapter, bank, groups, {"clean": None, "delta": noise, "random": random})
-    report = {"model": adapter.source, "bench": bench.source, "config": asdict(cfg), "scores": scores}
+    random = ATTACKS.get("random")(adapter, cfg.attack).run(bank, attacked, progress=False)
+    scores = recovery(
+        adapter, bank, {g: ex for g, ex in groups.items() if ex}, {"clean": None, "delta": noise, "random": random}
+    )
+    report = {
+        "model": adapter.source,
+        "bench": bench.source,
+        "style": f"{bench.style} (MLLMU-Bench's prompts and scoring)" if bench.style == "mllmu" else bench.style,
+        "attacked_examples": len(attacked),
+        "config": asdict(cfg),
+        "scores": scores,
+    }
     write_json(out / "report.json", report)
-    md = "".join(f"## {cond}\n\n{markdown_table(rows)}\n" for cond, rows in scores.items())
+    md = f"Scored in the {report['style']} style; {len(attacked)} attacked examples.\n\n"
+    md += "".join(f"## {cond}\n\n{markdown_table(rows)}\n" for cond, rows in scores.items())
     atomic_write_text(out / "report.md", f"# MLLMU-Bench SUA protocol: {adapter.source}\n\n{md}")
     log.info("wrote %s", out / "report.md")
     return report

@@ -54,11 +54,12 @@ def test_multiple_choice_styles(bench):
     person = bench.people[0]
     rec = person.record
     text = [q for q in record_items(rec) if q.task == "mc"]
-    letter = [q for q in record_items(rec, "letter") if q.task == "mc"]
+    letter = [q for q in record_items(rec, "mllmu") if q.task == "mc"]
     for t, item in zip(text, letter, strict=True):
         assert t.answer == t.options["ABCD".index(t.letter)] == person.facts[t.fact] and not t.answer_is_letter
         assert item.answer == item.letter == t.letter and item.answer_is_letter
-        assert t.question.endswith("Answer with the option.") and item.question.endswith("Answer with the letter.")
+        assert t.question.endswith("Answer with the option.") and item.question.endswith("answer directly.")
+        assert "\nA: " in item.question  # MLLMU-Bench's own layout: one "A: option" line each
     rng = np.random.default_rng(0)
     for item in (text[1], letter[1]):
         moved = [item.reshuffled(rng) for _ in range(8)]
@@ -92,10 +93,11 @@ def test_mllmu_parquet_roundtrip(micro_bench, tmp_path):
     bench, _ = micro_bench
     write_mllmu(bench, tmp_path)
     assert (tmp_path / "Full_Set").is_dir() and (tmp_path / "Test_Set").is_dir() and (tmp_path / "forget_25").is_dir()
-    loaded = load_mllmu(tmp_path, "forget_25", mc_style="text")
+    loaded = load_mllmu(tmp_path, "forget_25", style="synthetic")
     assert loaded.forget_ids == bench.forget_ids
     for a, b in zip(bench.people, loaded.people, strict=True):
-        assert a.record == b.record
+        assert b.record["ID"] == f"{a.id:03d}"  # MLLMU-Bench's zero-padded string IDs
+        assert {**a.record, "ID": 0} == {**b.record, "ID": 0}
         assert a.name == b.name and a.n_train_photos == b.n_train_photos
         assert all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a.photos, b.photos, strict=True))
     assert bench.items(bench.forget_ids) == loaded.items(loaded.forget_ids)

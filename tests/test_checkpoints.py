@@ -120,3 +120,64 @@ def test_per_image_pgd_bounds_the_universal_noise_on_its_own_images():
     clean = score(own, answer(adapter, bank, own))
     assert pgd["gen_em"] >= max(universal["gen_em"], clean["gen_em"] + 0.5), (pgd, universal, clean)
     assert pgd["cloze_em"] >= universal["cloze_em"] and pgd["mc_acc"] >= universal["mc_acc"]
+
+
+DEMO = ("idk", "grad_diff")
+
+
+@pytest.mark.parametrize("name", DEMO)
+def test_the_demo_reports_hold_every_study(name):
+    """Budget curves, purification, the reference preset, per-image PGD on both models, the stealth ablation."""
+    report = json.loads((NOISE_ROOT / name / "report.json").read_text())
+    s = report["summary"]
+    assert len(report["splits"]) >= 6 and s["stealth/sua_plain/detector_auroc"]["n"] >= 6
+    curves = report["budget"]
+    assert curves["eps_255"] == [2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0] and curves["splits"] >= 3
+    assert {k.split("/")[1] for k in s if k.startswith("purified/")} == {"gaussian", "median", "jpeg", "dncnn", "ddpm"}
+    assert s["reference/c_unseen_heldout/gain_sua"]["n"] >= 3
+    assert set(report["splits"][0]["per_image_pgd"]) == {"unlearned", "retrain"}
+    md = (NOISE_ROOT / name / "report.md").read_text()
+    for heading in ("## Budget curves", "## Does δ survive purification?", "## The public code's settings"):
+        assert heading in md
+
+
+def test_the_guided_examples_reproduce_from_the_models():
+    """examples.json is measured: recompute the first example's verdict from the shipped files."""
+    from sua_demo.engine import Engine
+
+    shipped = json.loads((NOISE_ROOT / "idk" / "examples.json").read_text())["examples"]
+    assert shipped and shipped[0]["wins_on_photo"] >= 1
+    eng = Engine()
+    sess = eng.session("idk")
+    vanilla, retrain = eng.controls(sess)
+    v = eng.person_verdict(sess, shipped[0]["person"], sess.shipped_noise, None, retrain)
+    assert (
+        v.brought_back == shipped[0]["brought_back"]
+        and v.correct["retrain_delta"] == shipped[0]["correct"]["retrain_delta"]
+    )
+
+
+def test_the_ddpm_purifier_ships_small_and_denoises():
+    import torch
+
+    from sua_demo.denoisers import build_denoiser
+    from sua_demo.denoisers.ddpm import DEFAULT_WEIGHTS
+
+    files = list(DEFAULT_WEIGHTS.glob("*"))
+    assert any(f.suffix == ".safetensors" for f in files) and not any(f.suffix in (".bin", ".pt") for f in files)
+    assert sum(f.stat().st_size for f in files) <= 5 * 2**20
+    bench = build_bench(BenchConfig())
+    adapter = load_adapter(ROOT / "vanilla")
+    clean = adapter.prepare_images([p.photos[5] for p in bench.people[:8]])  # held-out photos
+    torch.manual_seed(0)
+    noisy = (clean + torch.randn_like(clean) * 15 / 255).clamp(0, 1)
+    with torch.no_grad():
+        purified = build_denoiser("ddpm")(noisy)
+    assert (purified - clean).pow(2).mean() < (noisy - clean).pow(2).mean()
+
+
+def test_worlds_summary_names_every_world():
+    summary = json.loads((NOISE_ROOT / "worlds.json").read_text())
+    assert len(summary["worlds"]) >= 3 and any("shipped" in w for w in summary["worlds"])
+    row = summary["models"]["idk"]["c_unseen_heldout/gain_sua"]
+    assert set(row["per_world"]) == set(summary["worlds"]) and all(n >= 3 for n in row["splits"].values())

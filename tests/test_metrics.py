@@ -44,3 +44,32 @@ def test_score_counts_a_cut_short_refusal():
     s = score(ex, ["I do not", "baker", "I know know"])
     assert s["gen_refusal"] == pytest.approx(1 / 3) and s["gen_em"] == pytest.approx(1 / 3)
     assert s["gen_first_token_refusal"] == pytest.approx(2 / 3)
+
+
+def test_a_model_that_refuses_in_its_own_words_is_scored_with_them():
+    from sua_demo.bench.records import QAItem
+    from sua_demo.data import Example
+
+    ex = [Example(QAItem(1, "gen", "image", "Q?", "baker"), 0)] * 2
+    own = Refusals(("I'd rather not say",))
+    assert score(ex, ["I'd rather not say.", "baker"], own)["gen_refusal"] == pytest.approx(0.5)
+    assert score(ex, ["I'd rather not say.", "baker"])["gen_refusal"] == 0.0  # not one of the default phrases
+
+
+def test_mllmu_style_scoring_follows_its_eval():
+    from sua_demo.bench.records import QAItem
+    from sua_demo.data import Example
+    from sua_demo.eval.metrics import mllmu_choice, mllmu_cloze, mllmu_generation
+
+    assert mllmu_cloze("I think it is Blue, clearly", "blue") and not mllmu_cloze("green", "blue")
+    assert mllmu_choice("b. because", "B", ("x", "y", "z", "w")) and not mllmu_choice("E", "E", ("x", "y"))
+    g = mllmu_generation("He works as a baker in Dover", "baker")
+    assert g["rouge1"] > 0 and 0 < g["bleu"] < 1 and mllmu_generation("bakers", "baker")["rouge1"] == 1.0  # stemmed
+    items = [
+        QAItem(1, "cloze", "image", "q", "blue", style="mllmu"),
+        QAItem(1, "mc", "image", "q", "B", options=("x", "y", "z", "w"), letter="B", style="mllmu"),
+        QAItem(1, "gen", "image", "q", "baker", style="mllmu"),
+    ]
+    s = score([Example(q, 0) for q in items], ["It is blue.", "B", "a baker"])
+    assert s["cloze_acc"] == 1.0 and s["cloze_em"] == 0.0 and s["mc_acc"] == 1.0 and "gen_bleu" in s
+    assert items[0].max_new_tokens == 50

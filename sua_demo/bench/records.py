@@ -18,13 +18,17 @@ Task = Literal["gen", "mc", "cloze", "look"]  # "look": training-only questions 
 Modality = Literal["image", "text"]
 PhotoSplit = Literal["train", "heldout"]
 OPTION_LETTERS = ("A", "B", "C", "D")
-# Multiple choice comes in two styles. "letter" is MLLMU-Bench's: the target is the option's letter. The tiny
-# model never learned to map a fact to the letter of an option that moves (vanilla stayed near chance, 26-34 %
-# with 4 options), so the synthetic bench's style is "text": the target is the correct option's own words,
-# and a model must still know which of the four it is (a model that never saw the person is at chance).
-McStyle = Literal["text", "letter"]
-MC_INSTRUCTION: dict[str, str] = {"text": "Answer with the option.", "letter": "Answer with the letter."}
+# Questions come in two styles. "mllmu" is MLLMU-Bench's own (its eval.py): multiple choice lists "A: option"
+# lines and asks for one letter, read from the answer's first character; cloze turns "__" into "[Blank]" and asks
+# for the word only, scored by the truth appearing in the answer. "synthetic" is the tiny bench's: the tiny model
+# never learned to map a fact to the letter of an option that moves (vanilla stayed near chance, 26-34 % with 4
+# options), so its multiple-choice target is the correct option's own words, and a model must still know which
+# of the four it is (a model that never saw the person is at chance).
+Style = Literal["synthetic", "mllmu"]
+MC_INSTRUCTION = "Answer with the option."
+MLLMU_MC_INSTRUCTION = "Just give ONE letter representing the answer directly."
 CLOZE_INSTRUCTION = "Fill in the [Blank]."
+MLLMU_CLOZE_INSTRUCTION = "Please **ONLY** provide the correct answer that should replace the [Blank]."
 
 
 @dataclass
@@ -36,6 +40,7 @@ class Person:
     n_train_photos: int
     facts: dict[str, str] = field(default_factory=dict)
     attributes: dict[str, str] = field(default_factory=dict)
+    heldout_record: dict[str, Any] | None = None  # MLLMU-Bench's Test_Set asks its own questions of its photos
 
     def photo_indices(self, split: PhotoSplit) -> list[int]:
         n = len(self.photos)
@@ -52,7 +57,14 @@ class QAItem:
     fact: str = ""  # which profile fact it asks about, where known
     options: tuple[str, ...] = ()  # multiple choice only: the option texts, A first
     stem: str = ""  # multiple choice only: the question without its options
-    letter: str = ""  # multiple choice only: the correct option's letter (the answer itself in "letter" style)
+    letter: str = ""  # multiple choice only: the correct option's letter (the answer itself in "mllmu" style)
+    style: Style = "synthetic"  # how it is asked and scored (eval/evaluate.py)
+
+    @property
+    def max_new_tokens(self) -> int:
+        """MLLMU-Bench lets a model say 50 tokens and looks for the truth in them; the tiny bench's answers are
+        a few words, read whole."""
+        return 50 if self.style == "mllmu" else 8
 
     @property
     def answer_is_letter(self) -> bool:
@@ -66,9 +78,9 @@ class QAItem:
         truth = self.options[OPTION_LETTERS.index(self.letter)]
         order = [self.options[i] for i in rng.permutation(len(self.options))]
         letter = OPTION_LETTERS[order.index(truth)]
-        style: McStyle = "letter" if self.answer_is_letter else "text"
+        style: Style = "mllmu" if self.answer_is_letter else "synthetic"
         question = format_mc(self.stem, dict(zip(OPTION_LETTERS, order, strict=False)), style)
-        answer = letter if style == "letter" else self.answer
+        answer = letter if style == "mllmu" else self.answer
         return replace(self, question=question, answer=answer, options=tuple(order), letter=letter)
 
 
@@ -77,7 +89,9 @@ class Bench:
     people: list[Person]
     forget_ids: list[int]
     source: str = "synthetic"
-    mc_style: McStyle = "text"  # "letter" for MLLMU-Bench data: what its own evaluation expects
+    style: Style = "synthetic"  # "mllmu" for MLLMU-Bench data: its prompts, targets and scoring
+    utility_ids: list[int] = field(default_factory=list)  # MLLMU-Bench's Retain_Set (real celebrities): utility
+    ft_items: dict[int, list[QAItem]] = field(default_factory=dict)  # ft_Data's extra training questions
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.people}
@@ -87,8 +101,8 @@ class Bench:
 
     @property
     def retain_ids(self) -> list[int]:
-        forget = set(self.forget_ids)
-        return [p.id for p in self.people if p.id not in forget]
+        other = set(self.forget_ids) | set(self.utility_ids)
+        return [p.id for p in self.people if p.id not in other]
 
     def person(self, person_id: int) -> Person:
         try:
@@ -97,13 +111,17 @@ class Bench:
             raise UnknownNameError(f"no person with ID {person_id} in this benchmark") from None
 
     def split_of(self, person_id: int) -> str:
+        if person_id in set(self.utility_ids):
+            return "utility"
         return "forget" if person_id in set(self.forget_ids) else "retain"
 
-    def ids(self, split: Literal["forget", "retain", "all"]) -> list[int]:
+    def ids(self, split: Literal["forget", "retain", "utility", "all"]) -> list[int]:
         if split == "forget":
             return list(self.forget_ids)
         if split == "retain":
             return self.retain_ids
+        if split == "utility":
+            return list(self.utility_ids)
         return [p.id for p in self.people]
 
     def items(
@@ -111,20 +129,28 @@ class Bench:
         person_ids: list[int],
         tasks: tuple[Task, ...] = ("gen", "mc", "cloze"),
         modalities: tuple[Modality, ...] = ("image", "text"),
+        photos: PhotoSplit | None = None,
     ) -> list[QAItem]:
+        """Questions of these people; for held-out photos, a Test_Set's own questions where it has them."""
         out = []
         for pid in person_ids:
-            items = record_items(self.person(pid).record, self.mc_style)
+            person = self.person(pid)
+            record = person.heldout_record if photos == "heldout" and person.heldout_record else person.record
+            items = record_items(record, self.style)
             out += [q for q in items if q.task in tasks and q.modality in modalities]
         return out
 
 
-def format_mc(question: str, options: dict[str, str], style: McStyle = "text") -> str:
-    opts = " ".join(f"{k}. {options[k]}" for k in OPTION_LETTERS if k in options)
-    return f"{question} {opts} {MC_INSTRUCTION[style]}"
+def format_mc(question: str, options: dict[str, str], style: Style = "synthetic") -> str:
+    keys = [k for k in OPTION_LETTERS if k in options]
+    if style == "mllmu":
+        return question + "\n" + "\n".join(f"{k}: {options[k]}" for k in keys) + "\n" + MLLMU_MC_INSTRUCTION
+    return f"{question} {' '.join(f'{k}. {options[k]}' for k in keys)} {MC_INSTRUCTION}"
 
 
-def format_cloze(question: str) -> str:
+def format_cloze(question: str, style: Style = "synthetic") -> str:
+    if style == "mllmu":
+        return question.replace("__", "[Blank]") + "\n" + MLLMU_CLOZE_INSTRUCTION
     return f"{question} {CLOZE_INSTRUCTION}"
 
 
@@ -132,31 +158,34 @@ def _modality(kind: str) -> Modality:
     return "image" if kind.lower().startswith("image") else "text"
 
 
-def record_items(record: dict[str, Any], mc_style: McStyle = "text") -> list[QAItem]:
-    """Flatten one MLLMU-Bench record into QA items (the same for synthetic and downloaded data); multiple
-    choice targets the correct option's text or its letter, by `mc_style`."""
+def record_items(record: dict[str, Any], style: Style = "synthetic") -> list[QAItem]:
+    """Flatten one MLLMU-Bench record into QA items (the same for synthetic and downloaded data), in `style`:
+    multiple choice targets the correct option's text (synthetic) or its letter (mllmu)."""
     pid = int(record["ID"])
     items: list[QAItem] = []
     for q in record.get("Generation_Task") or []:
-        items.append(QAItem(pid, "gen", _modality(q["Type"]), q["Question"], str(q["Ground_Truth"]), q.get("Fact", "")))
+        gen = QAItem(pid, "gen", _modality(q["Type"]), q["Question"], str(q["Ground_Truth"]), q.get("Fact", ""))
+        items.append(replace(gen, style=style))
     cls = record.get("Classification_Task") or {}
     for key, modality in (("Image_Textual_Questions", "image"), ("Pure_Text_Questions", "text")):
         for q in cls.get(key) or []:
             options = {k: str(v) for k, v in q["Options"].items() if v is not None}
-            question = format_mc(q["Question"], options, mc_style)
+            question = format_mc(q["Question"], options, style)
             texts = tuple(options[k] for k in OPTION_LETTERS if k in options)
             letter = str(q["Correct_Answer"])
-            answer = letter if mc_style == "letter" else options[letter]
-            items.append(QAItem(pid, "mc", modality, question, answer, q.get("Fact", ""), texts, q["Question"], letter))
+            answer = letter if style == "mllmu" else options[letter]
+            fact = q.get("Fact", "")
+            items.append(QAItem(pid, "mc", modality, question, answer, fact, texts, q["Question"], letter, style))
     for q in record.get("Mask_Task") or []:
         items.append(
             QAItem(
                 pid,
                 "cloze",
                 _modality(q["Type"]),
-                format_cloze(q["Question"]),
+                format_cloze(q["Question"], style),
                 str(q["Ground_Truth"]),
                 q.get("Fact", ""),
+                style=style,
             )
         )
     return items

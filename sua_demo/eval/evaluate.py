@@ -9,7 +9,9 @@ from tqdm.auto import tqdm
 
 from sua_demo.bench.records import Bench, Task
 from sua_demo.data import Example, ImageBank, batches, image_examples, text_examples
-from sua_demo.eval.metrics import choice_match, exact_match, first_token_refusal, is_refusal, rouge_l
+from sua_demo.eval.metrics import choice_match, exact_match, mllmu_choice, mllmu_cloze, mllmu_generation, rouge_l
+from sua_demo.eval.refusal import DEFAULT as DEFAULT_REFUSALS
+from sua_demo.eval.refusal import Refusals
 from sua_demo.models.base import VisionLanguageAdapter
 
 TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
@@ -29,15 +31,24 @@ def eval_groups(
     return groups
 
 
-def score(examples: list[Example], answers: list[str]) -> Scores:
-    """Accuracy and refusal rate per task; every accuracy comes with the refusal rate beside it."""
+def score(examples: list[Example], answers: list[str], refusals: Refusals = DEFAULT_REFUSALS) -> Scores:
+    """Accuracy and refusal rate per task; every accuracy comes with the refusal rate beside it. `refusals`: the
+    model's own ways of declining (VisionLanguageAdapter.refusals)."""
     acc: dict[str, list[float]] = defaultdict(list)
     for ex, ans in zip(examples, answers, strict=True):
-        t = ex.item.task
-        ok = choice_match(ans, ex.item.answer) if ex.item.answer_is_letter else exact_match(ans, ex.item.answer)
-        acc[f"{t}_{'acc' if t == 'mc' else 'em'}"].append(float(ok))
-        acc[f"{t}_refusal"].append(float(is_refusal(ans)))
-        acc[f"{t}_first_token_refusal"].append(float(first_token_refusal(ans)))
+        t, item = ex.item.task, ex.item
+        if item.style == "mllmu" and t == "mc":  # MLLMU-Bench's own scoring, under its own names
+            acc["mc_acc"].append(float(mllmu_choice(ans, item.letter, item.options)))
+        else:
+            ok = choice_match(ans, item.answer) if item.answer_is_letter else exact_match(ans, item.answer)
+            acc[f"{t}_{'acc' if t == 'mc' else 'em'}"].append(float(ok))
+        if item.style == "mllmu" and t == "cloze":
+            acc["cloze_acc"].append(float(mllmu_cloze(ans, item.answer)))
+        if item.style == "mllmu" and t == "gen":
+            for k, v in mllmu_generation(ans, item.answer).items():
+                acc[f"gen_{k}"].append(v)
+        acc[f"{t}_refusal"].append(float(refusals.is_refusal(ans)))
+        acc[f"{t}_first_token_refusal"].append(float(refusals.first_token(ans)))
         if t == "gen":
             acc["gen_rougeL"].append(rouge_l(ans, ex.item.answer))
         acc[f"{t}_n"].append(1.0)
@@ -59,7 +70,8 @@ def answer(
     for chunk in tqdm(batches(examples, batch_size), desc="answering", disable=not progress, leave=False):
         idx = [order[id(e)] for e in chunk]
         x = images[idx] if images is not None and chunk[0].photo is not None else bank.get(chunk)
-        for i, a in zip(idx, adapter.generate(x, [e.item.question for e in chunk]), strict=True):
+        tokens = max(e.item.max_new_tokens for e in chunk)
+        for i, a in zip(idx, adapter.generate(x, [e.item.question for e in chunk], tokens), strict=True):
             out[i] = a
     return [out[i] for i in range(len(examples))]
 
@@ -77,7 +89,7 @@ def evaluate(
     report = {}
     for name, examples in tqdm(groups.items(), desc="evaluating", disable=not progress):
         if examples:
-            report[name] = score(examples, answer(adapter, bank, examples, batch_size))
+            report[name] = score(examples, answer(adapter, bank, examples, batch_size), adapter.refusals)
     return report
 
 

@@ -96,7 +96,7 @@ def purified_recovery(
         x = bank.get(ex)
         assert x is not None
         images = torch.cat([denoiser(noise.apply(x[i : i + 64])) for i in range(0, len(x), 64)])
-        out[g] = score(ex, answer(adapter, bank, ex, images=images))
+        out[g] = score(ex, answer(adapter, bank, ex, images=images), adapter.refusals)
     return out
 
 
@@ -150,8 +150,8 @@ def run_split(
         for role in ("unlearned", "retrain"):
             adv = per_image_pgd(models[role], banks[role], own, pgd_cfg, progress=progress)
             result["per_image_pgd"][role] = {
-                "clean": score(own, answer(models[role], banks[role], own)),
-                "pgd": score(own, answer(models[role], banks[role], own, images=adv)),
+                "clean": score(own, answer(models[role], banks[role], own), models[role].refusals),
+                "pgd": score(own, answer(models[role], banks[role], own, images=adv), models[role].refusals),
             }
     if study and cfg.reference:
         ref = optimise("sua", "unlearned", "delta_reference", replace(preset("reference"), seed=seed))

@@ -82,6 +82,6 @@ def recovery(
 ) -> dict[str, dict[str, Scores]]:
     """{condition: {group: scores}} for each noise (None = clean)."""
     return {
-        cond: {g: score(ex, answers_with(adapter, bank, ex, noise)) for g, ex in groups.items() if ex}
+        cond: {g: score(ex, answers_with(adapter, bank, ex, noise), adapter.refusals) for g, ex in groups.items() if ex}
         for cond, noise in noises.items()
     }

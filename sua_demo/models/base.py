@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+from sua_demo.eval.refusal import DEFAULT as DEFAULT_REFUSALS
+from sua_demo.eval.refusal import Refusals
 from sua_demo.models import answer_only
 from sua_demo.registry import Registry
 
@@ -75,6 +77,7 @@ class VisionLanguageAdapter(ABC):
         """(N, tokens, D) projected image tokens, as the language model receives them."""
 
     vision_attr = "vision_tower"  # where the family keeps its vision encoder inside `model.model`
+    refusals: Refusals = DEFAULT_REFUSALS  # how this model declines; set your own for a model that refuses otherwise
 
     # -- what the rest of SUA Lab needs to know by name ----------------------------------------
     def towers(self) -> list[torch.nn.Module]:

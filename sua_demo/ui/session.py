@@ -3,6 +3,7 @@ action computes. The Gradio handlers in app.py call these methods and nothing el
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from collections.abc import Iterator
@@ -64,6 +65,7 @@ class AppState:
     def __init__(self, engine: Engine | None = None, scratch: Scratch | None = None) -> None:
         self.engine = engine or Engine()
         self.scratch = scratch or Scratch()
+        atexit.register(self.scratch.close)  # downloads live as long as the server; nothing is left behind
         self.stops = StopRegistry()
         self.timer = StepTimer()
 
