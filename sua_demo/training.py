@@ -41,7 +41,7 @@ def epoch_examples(bench: Bench, person_ids: list[int], cfg: TrainConfig, rng: n
     image, text = [], []
     for pid in person_ids:
         person = bench.person(pid)
-        image_items = bench.items([pid], modalities=("image",))
+        image_items = bench.items([pid], modalities=("image",)) + bench.ft_items.get(pid, [])  # ft_Data where given
         looks = look_items(pid, person.attributes)
         for photo in person.photo_indices("train"):
             picks = rng.choice(len(image_items), size=cfg.questions_per_photo, replace=False)
