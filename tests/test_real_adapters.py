@@ -1,4 +1,4 @@
-"""The real model families (LLaVA-1.5, Qwen2-VL, Idefics3) on tiny random-weight configs built offline.
+"""The real model families (LLaVA-1.5, Qwen2-VL, Idefics2, Idefics3) on tiny random-weight configs built offline.
 
 Each family must: turn [0, 1] pixels into exactly the processor's `pixel_values`, pass gradients to
 delta, generate, let a 3-step SUA lower the loss, and reload through the Auto classes, with or
@@ -14,6 +14,7 @@ from PIL import Image
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.data import ImageBank, image_examples
 from sua_demo.models import ADAPTERS, VisionLanguageAdapter, answer_only, load_adapter
+from sua_demo.models.idefics2 import Idefics2Adapter
 from sua_demo.models.idefics3 import Idefics3Adapter
 from sua_demo.models.loading import ImageTextProcessor
 from sua_demo.models.qwen2_vl import Qwen2VLAdapter
@@ -70,6 +71,41 @@ def _tiny_qwen(bench):
     return Qwen2VLAdapter(model, ImageTextProcessor(image_processor, tok, "<|image_pad|>"), source="tiny-qwen2-vl")
 
 
+IDEFICS2_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] | capitalize }}:{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<image>{% else %}{{ item['text'] }}{% endif %}{% endfor %}<end_of_utterance>\n"
+    "{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def _tiny_idefics2(bench):
+    from transformers import (
+        Idefics2Config,
+        Idefics2ForConditionalGeneration,
+        Idefics2Processor,
+        PreTrainedTokenizerFast,
+    )
+    from transformers.models.idefics2.image_processing_pil_idefics2 import Idefics2ImageProcessorPil
+
+    base = _tokenizer(bench, ["<fake_token_around_image>", "<end_of_utterance>"])
+    named = {"image_token": "<image>", "image_boundary_token": "<fake_token_around_image>"}
+    tok = PreTrainedTokenizerFast(tokenizer_object=base.backend_tokenizer, bos_token="<s>", eos_token="</s>",
+                                  unk_token="<unk>", pad_token="<pad>", extra_special_tokens=named)  # fmt: skip
+    image_processor = Idefics2ImageProcessorPil(size={"shortest_edge": 64, "longest_edge": 128})
+    processor = Idefics2Processor(image_processor, tok, image_seq_len=4, chat_template=IDEFICS2_TEMPLATE)
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2}
+    perceiver = {"resampler_n_latents": 4, "resampler_depth": 1, "resampler_n_heads": 2, "resampler_head_dim": 16}
+    config = Idefics2Config(
+        vision_config={**vision, "image_size": 64, "patch_size": 16},
+        perceiver_config={**perceiver, "hidden_size": 64, "num_key_value_heads": 1},
+        text_config={**_text_config(tok), "model_type": "mistral"},
+        image_token_id=processor.image_token_id,
+    )
+    torch.manual_seed(0)
+    model = Idefics2ForConditionalGeneration(config).eval()
+    return Idefics2Adapter(model, processor, source="tiny-idefics2")
+
+
 def _tiny_idefics3(bench):
     from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
     from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
@@ -100,7 +136,8 @@ def family(request, micro_bench, micro_model_cfg):
     bench = micro_bench[0]
     if request.param == "llava":  # llava-1.5's layout: penultimate CLIP layer, CLS token dropped
         return request.param, build_tiny(bench, replace(micro_model_cfg, vision_feature_layer=-2))
-    return request.param, {"qwen2_vl": _tiny_qwen, "idefics3": _tiny_idefics3}[request.param](bench)
+    builders = {"qwen2_vl": _tiny_qwen, "idefics3": _tiny_idefics3, "idefics2": _tiny_idefics2}
+    return request.param, builders[request.param](bench)
 
 
 def _reference_inputs(name, adapter, photos, text):
@@ -114,7 +151,10 @@ def _reference_inputs(name, adapter, photos, text):
         out["input_ids"] = torch.tensor(ids)
         out["mm_token_type_ids"] = (out["input_ids"] == adapter.image_token_id).int()
         return {k: torch.as_tensor(v) for k, v in out.items()}
-    kwargs = {"do_image_splitting": False} if name == "idefics3" else {}
+    if name == "idefics2":  # a fixed square, as the attack uses; the processor then keeps that size
+        side = adapter.image_size
+        photos = [p.convert("RGB").resize((side, side), Image.BICUBIC) for p in photos]
+    kwargs = {"do_image_splitting": False} if name in ("idefics2", "idefics3") else {}
     return dict(proc(text=[text] * len(photos), images=[[p] for p in photos], return_tensors="pt", **kwargs))
 
 
