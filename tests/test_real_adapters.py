@@ -1,4 +1,4 @@
-"""The real model families (LLaVA-1.5, Qwen2-VL, Idefics2, Idefics3) on tiny random-weight configs built offline.
+"""The real model families (LLaVA-1.5, Qwen2-VL, Idefics2, Idefics3, Gemma 3) on tiny random configs, offline.
 
 Each family must: turn [0, 1] pixels into exactly the processor's `pixel_values`, pass gradients to
 delta, generate, let a 3-step SUA lower the loss, and reload through the Auto classes, with or
@@ -14,6 +14,7 @@ from PIL import Image
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.data import ImageBank, image_examples
 from sua_demo.models import ADAPTERS, VisionLanguageAdapter, answer_only, load_adapter
+from sua_demo.models.gemma3 import Gemma3Adapter
 from sua_demo.models.idefics2 import Idefics2Adapter
 from sua_demo.models.idefics3 import Idefics3Adapter
 from sua_demo.models.loading import ImageTextProcessor
@@ -106,6 +107,39 @@ def _tiny_idefics2(bench):
     return Idefics2Adapter(model, processor, source="tiny-idefics2")
 
 
+GEMMA3_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<start_of_turn>{{ message['role'] }}\n"
+    "{% for item in message['content'] %}{% if item['type'] == 'image' %}<start_of_image>{% else %}{{ item['text'] }}"
+    "{% endif %}{% endfor %}<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+
+
+def _tiny_gemma3(bench):
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor, PreTrainedTokenizerFast
+    from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
+
+    marks = ["<start_of_image>", "<end_of_image>", "<image_soft_token>", "<start_of_turn>", "<end_of_turn>"]
+    base = _tokenizer(bench, marks)
+    named = {"image_token": "<image_soft_token>", "boi_token": "<start_of_image>", "eoi_token": "<end_of_image>"}
+    tok = PreTrainedTokenizerFast(tokenizer_object=base.backend_tokenizer, bos_token="<s>", eos_token="</s>",
+                                  unk_token="<unk>", pad_token="<pad>", extra_special_tokens=named)  # fmt: skip
+    image_processor = Gemma3ImageProcessorPil(size={"height": 64, "width": 64})
+    processor = Gemma3Processor(image_processor, tok, chat_template=GEMMA3_TEMPLATE, image_seq_length=4)
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2}
+    config = Gemma3Config(
+        text_config={**_text_config(tok), "head_dim": 32, "sliding_window": 64},
+        vision_config={**vision, "image_size": 64, "patch_size": 16},
+        mm_tokens_per_image=4,
+        **{f"{k}_token_index": tok.convert_tokens_to_ids(named[f"{k}_token"]) for k in ("boi", "eoi")},
+        image_token_index=tok.convert_tokens_to_ids("<image_soft_token>"),
+    )
+    torch.manual_seed(0)
+    model = Gemma3ForConditionalGeneration(config).eval()
+    with torch.no_grad():  # random init leaves the projector at zero: the image would reach nothing
+        torch.nn.init.normal_(model.model.multi_modal_projector.mm_input_projection_weight, std=0.2)
+    return Gemma3Adapter(model, processor, source="tiny-gemma3")
+
+
 def _tiny_idefics3(bench):
     from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
     from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
@@ -136,7 +170,7 @@ def family(request, micro_bench, micro_model_cfg):
     bench = micro_bench[0]
     if request.param == "llava":  # llava-1.5's layout: penultimate CLIP layer, CLS token dropped
         return request.param, build_tiny(bench, replace(micro_model_cfg, vision_feature_layer=-2))
-    builders = {"qwen2_vl": _tiny_qwen, "idefics3": _tiny_idefics3, "idefics2": _tiny_idefics2}
+    builders = {"qwen2_vl": _tiny_qwen, "idefics3": _tiny_idefics3, "idefics2": _tiny_idefics2, "gemma3": _tiny_gemma3}
     return request.param, builders[request.param](bench)
 
 
