@@ -1,4 +1,4 @@
-"""The real model families (LLaVA-1.5, Qwen2-VL, Idefics2, Idefics3, Gemma 3) on tiny random configs, offline.
+"""The real model families (LLaVA-1.5 and -NeXT, Qwen2-VL, Idefics2/3, Gemma 3) on tiny random configs.
 
 Each family must: turn [0, 1] pixels into exactly the processor's `pixel_values`, pass gradients to
 delta, generate, let a 3-step SUA lower the loss, and reload through the Auto classes, with or
@@ -17,6 +17,7 @@ from sua_demo.models import ADAPTERS, VisionLanguageAdapter, answer_only, load_a
 from sua_demo.models.gemma3 import Gemma3Adapter
 from sua_demo.models.idefics2 import Idefics2Adapter
 from sua_demo.models.idefics3 import Idefics3Adapter
+from sua_demo.models.llava_next import LlavaNextAdapter
 from sua_demo.models.loading import ImageTextProcessor
 from sua_demo.models.qwen2_vl import Qwen2VLAdapter
 from sua_demo.models.tiny_llava import bench_corpus, build_tokenizer
@@ -140,6 +141,34 @@ def _tiny_gemma3(bench):
     return Gemma3Adapter(model, processor, source="tiny-gemma3")
 
 
+def _tiny_llava_next(bench):
+    from transformers import LlavaNextConfig, LlavaNextForConditionalGeneration, LlavaNextProcessor
+    from transformers.models.llava_next.image_processing_pil_llava_next import LlavaNextImageProcessorPil
+
+    from sua_demo.models.tiny_llava import CHAT_TEMPLATE
+
+    tok = build_tokenizer(bench_corpus(bench))
+    pinpoints = [[64, 128], [128, 64], [128, 128]]  # as released: the adapter fixes one grid
+    image_processor = LlavaNextImageProcessorPil(
+        size={"shortest_edge": 64}, crop_size={"height": 64, "width": 64}, image_grid_pinpoints=pinpoints
+    )
+    processor = LlavaNextProcessor(image_processor=image_processor, tokenizer=tok, patch_size=16,
+                                   vision_feature_select_strategy="default", chat_template=CHAT_TEMPLATE,
+                                   num_additional_image_tokens=1)  # fmt: skip
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2}
+    config = LlavaNextConfig(
+        vision_config={**vision, "image_size": 64, "patch_size": 16, "model_type": "clip_vision_model"},
+        text_config={**_text_config(tok), "model_type": "llama"},
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+        image_grid_pinpoints=pinpoints,
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    torch.manual_seed(0)
+    model = LlavaNextForConditionalGeneration(config).eval()
+    return LlavaNextAdapter(model, processor, source="tiny-llava-next")
+
+
 def _tiny_idefics3(bench):
     from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
     from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
@@ -170,7 +199,8 @@ def family(request, micro_bench, micro_model_cfg):
     bench = micro_bench[0]
     if request.param == "llava":  # llava-1.5's layout: penultimate CLIP layer, CLS token dropped
         return request.param, build_tiny(bench, replace(micro_model_cfg, vision_feature_layer=-2))
-    builders = {"qwen2_vl": _tiny_qwen, "idefics3": _tiny_idefics3, "idefics2": _tiny_idefics2, "gemma3": _tiny_gemma3}
+    builders = {"qwen2_vl": _tiny_qwen, "idefics3": _tiny_idefics3, "idefics2": _tiny_idefics2, "gemma3": _tiny_gemma3,
+                "llava_next": _tiny_llava_next}  # fmt: skip
     return request.param, builders[request.param](bench)
 
 
@@ -185,7 +215,7 @@ def _reference_inputs(name, adapter, photos, text):
         out["input_ids"] = torch.tensor(ids)
         out["mm_token_type_ids"] = (out["input_ids"] == adapter.image_token_id).int()
         return {k: torch.as_tensor(v) for k, v in out.items()}
-    if name == "idefics2":  # a fixed square, as the attack uses; the processor then keeps that size
+    if name in ("idefics2", "llava_next"):  # a fixed square, as the attack uses; the processor then keeps it
         side = adapter.image_size
         photos = [p.convert("RGB").resize((side, side), Image.BICUBIC) for p in photos]
     kwargs = {"do_image_splitting": False} if name in ("idefics2", "idefics3") else {}
