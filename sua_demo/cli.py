@@ -145,10 +145,11 @@ def _attack_config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def cmd_attack(args: argparse.Namespace) -> None:
     """Optimise one universal noise on the attacker's split and save it (resumes from --out if present)."""
     from sua_demo.attacks import ATTACKS
-    from sua_demo.attacks.parallel import init_from_env, shutdown
+    from sua_demo.attacks.parallel import check_device_map, group, init_from_env
     from sua_demo.data import ImageBank, image_examples
     from sua_demo.eval.recovery import RETAIN_PEOPLE, attack_split, attacker_examples, split_meta
 
+    check_device_map(args.device_map)
     device = init_from_env()  # under `accelerate launch`: one process per GPU, each a shard of every batch
     if device is not None:
         args.device = str(device)
@@ -160,12 +161,10 @@ def cmd_attack(args: argparse.Namespace) -> None:
     retain_ids = bench.retain_ids[:RETAIN_PEOPLE]
     retain = image_examples(bench, retain_ids, "train", ("gen",)) if cfg.retain_kl_weight > 0 else None
     meta = {**split_meta(split), "denoiser": cfg.denoiser}
-    try:
+    with group():  # a failing rank leaves at once; the launcher then ends the others
         noise = ATTACKS.get(args.attack)(adapter, cfg).run(
             bank, attacker_examples(bench, split, tuple(args.fit_tasks)), retain, checkpoint=args.out, meta=meta
         )
-    finally:
-        shutdown()
     print(f"saved {args.out}: eps {noise.eps * 255:.0f}/255, final loss {noise.meta.get('loss', float('nan')):.3f}")
 
 

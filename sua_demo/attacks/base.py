@@ -216,11 +216,14 @@ class UniversalAttack(ABC):
         delta = self.init_delta((3, size_px, size_px), gen)
         start = 0
         info = {"model": self.adapter.source, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
-        if checkpoint is not None and Path(checkpoint).exists():
+        resumed = None
+        if main and checkpoint is not None and Path(checkpoint).exists():  # rank 0 reads, every rank follows
             saved = load_noise(checkpoint, size_px)
             _check_resumable(saved.meta, info, checkpoint)
-            delta, start = saved.delta.clone(), int(saved.meta.get("step", 0))
-            log.info("resuming from %s at step %d", checkpoint, start)
+            resumed = int(saved.meta.get("step", 0))
+            delta = saved.delta.clone()
+            log.info("resuming from %s at step %d", checkpoint, resumed)
+        start = parallel.broadcast_object(resumed) or 0
         delta = delta.to(device).requires_grad_(True)
         parallel.broadcast_(delta)
         self._adam, self._delta = None, delta

@@ -8,11 +8,19 @@ without those variables is world size 1 and everything here is a no-op.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from sua_demo.errors import BadValueError
+from sua_demo.errors import BadValueError, SuaError
+
+# A collective that waits longer than this fails instead of hanging: a rank that died leaves the others stuck
+# in all_reduce otherwise, and a launcher ends the whole group once any rank exits with an error.
+TIMEOUT = timedelta(seconds=int(os.environ.get("SUA_DIST_TIMEOUT", "300")))
 
 
 def world() -> tuple[int, int]:
@@ -22,26 +30,72 @@ def world() -> tuple[int, int]:
     return 0, 1
 
 
+def launched() -> bool:
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def check_device_map(device_map: str | None) -> None:
+    """Under a launcher each process holds a whole copy of the model on its own GPU; spreading one model over
+    several GPUs (--device-map) is the other mode, for a model too large for one, in a single process."""
+    if device_map and launched():
+        raise SuaError(
+            "--device-map spreads one model over GPUs, but under a launcher every process holds its own copy: "
+            "drop --device-map for data parallelism, or run one process with --device-map auto for a model too "
+            "big for one GPU"
+        )
+
+
 def init_from_env() -> torch.device | None:
-    """Join the process group a launcher described in the environment; this rank's device, None when alone."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+    """Join the process group a launcher described in the environment; this rank's device, None when alone.
+    The device is set before the group starts, so NCCL binds each rank to its own GPU."""
+    if not launched():
         return None
     local = int(os.environ.get("LOCAL_RANK", "0"))
     use_cuda = torch.cuda.is_available() and os.environ.get("ACCELERATE_USE_CPU", "").lower() not in ("1", "true")
-    if not dist.is_initialized():
-        dist.init_process_group("nccl" if use_cuda else "gloo")
     if use_cuda:
         torch.cuda.set_device(local)
-        return torch.device("cuda", local)
-    return torch.device("cpu")
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if use_cuda else "gloo", timeout=TIMEOUT)
+    return torch.device("cuda", local) if use_cuda else torch.device("cpu")
 
 
-def shutdown() -> None:
-    """Leave the process group together: a gloo group left for interpreter exit to tear down can abort a rank
-    (SIGABRT, "terminate called without an active exception") after the work is done."""
+def shutdown(ok: bool = True) -> None:
+    """Leave the process group: together after a run (a gloo group left for interpreter exit to tear down can
+    abort a rank with SIGABRT after the work is done); at once after a failure, with no barrier the others
+    would never reach, so this rank exits with its error and the launcher ends the group."""
     if dist.is_available() and dist.is_initialized():
-        dist.barrier()
+        if ok:
+            dist.barrier()
         dist.destroy_process_group()
+
+
+@contextmanager
+def group() -> Iterator[None]:
+    """Run a distributed job: leave together when it ends, at once when this rank fails."""
+    try:
+        yield
+    except BaseException:
+        shutdown(ok=False)
+        raise
+    shutdown()
+
+
+def broadcast_object(value: Any) -> Any:
+    """Rank 0's value on every rank (e.g. what it read from a checkpoint that only it should read)."""
+    if world()[1] == 1:
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def global_sum(value: float) -> float:
+    """The sum of a number over all ranks."""
+    if world()[1] == 1:
+        return value
+    t = torch.tensor([float(value)], dtype=torch.float64)
+    dist.all_reduce(t)
+    return float(t[0])
 
 
 def shard(n: int, rank: int, size: int) -> slice:

@@ -19,12 +19,13 @@ from dataclasses import replace
 import torch
 import torch.nn.functional as F
 
+from sua_demo.attacks import parallel
 from sua_demo.attacks.base import ATTACKS, AttackConfig, UniversalAttack
 from sua_demo.data import Example, ImageBank, questions_answers
 from sua_demo.errors import BadValueError
 from sua_demo.eval.refusal import DEFAULT as DEFAULT_REFUSALS
 from sua_demo.models.base import VisionLanguageAdapter, per_row_mean
-from sua_demo.unlearning.losses import answer_token_kl
+from sua_demo.unlearning.losses import answer_token_kl_sum
 
 TokenLoss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (K, V) logits, (K,) targets -> (K,) losses
 
@@ -140,22 +141,27 @@ class SUA(UniversalAttack):
                 term = (1 - cos).mean()
                 loss = loss + cfg.stealth_weight * (term if cfg.stealth_grad else term.detach())
         if retain and cfg.retain_kl_weight > 0:
-            kl = self.retain_kl(delta, retain, bank)
+            total, count = self.retain_kl(delta, retain, bank)
+            # The mean over every rank's answer tokens, scaled so that parallel.average (which weighs each rank
+            # by its share of the forget rows) returns exactly its gradient; alone, this is total / count.
+            global_count = max(parallel.global_sum(count), 1.0)
+            kl = total / global_count * (parallel.global_sum(n) / n)
             loss = loss + cfg.retain_kl_weight * kl
-            stats["retain_kl"] = float(kl.detach())
+            stats["retain_kl"] = float(parallel.global_sum(float(total.detach())) / global_count)
         return loss, stats
 
-    def retain_kl(self, delta: torch.Tensor, retain: list[Example], bank: ImageBank) -> torch.Tensor:
-        """KL(p(. | x) || p(. | x + delta)) on retain answer tokens: delta should leave retain people alone."""
+    def retain_kl(self, delta: torch.Tensor, retain: list[Example], bank: ImageBank) -> tuple[torch.Tensor, int]:
+        """Summed KL(p(. | x) || p(. | x + delta)) over retain answer tokens and their count: delta should leave
+        retain people alone."""
         adapter = self.adapter
         x = bank.get(retain)
         if x is None:
-            return delta.sum() * 0
+            return delta.sum() * 0, 0
         x = x.to(delta.device)
         batch = adapter.encode_batch(True, *questions_answers(retain))
         with torch.no_grad():
             clean = adapter.logits(batch, x)
-        return answer_token_kl(clean, adapter.logits(batch, (x + delta).clamp(0, 1)), batch["labels"])
+        return answer_token_kl_sum(clean, adapter.logits(batch, (x + delta).clamp(0, 1)), batch["labels"])
 
 
 @ATTACKS.register("sua_plain")

@@ -59,8 +59,10 @@ class LlavaNextAdapter(LlavaAdapter):
             vision_feature_layer=cfg.vision_feature_layer,
             vision_feature_select_strategy=cfg.vision_feature_select_strategy,
         ).pooler_output  # one (tokens, D) tensor per photo; with one grid they all have the same length
-        return torch.stack(list(feats)) if isinstance(feats, (list, tuple)) else feats.reshape(
-            pixel_values.shape[0], -1, feats.shape[-1]
+        return (
+            torch.stack(list(feats))
+            if isinstance(feats, (list, tuple))
+            else feats.reshape(pixel_values.shape[0], -1, feats.shape[-1])
         )
 
     def image_inputs(self, input_ids: torch.Tensor, images: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -25,13 +25,22 @@ def npo(logp: torch.Tensor, ref_logp: torch.Tensor, beta: float) -> torch.Tensor
     return (-2.0 / beta) * F.logsigmoid(-beta * (logp - ref_logp)).mean()
 
 
-def answer_token_kl(reference_logits: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """KL(p_ref || p) per answer-predicting position, averaged over those positions; both (N, T, V) logits over
-    the same right-padded batch, `labels` (N, T) with IGNORE off the answer."""
+def answer_token_kl_sum(
+    reference_logits: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor
+) -> tuple[torch.Tensor, int]:
+    """Summed KL(p_ref || p) over answer-predicting positions and their count; both (N, T, V) logits over the
+    same right-padded batch, `labels` (N, T) with IGNORE off the answer. (The sum and count let data-parallel
+    ranks normalise over the whole batch.)"""
     mask = (labels[:, 1:] != IGNORE).unsqueeze(-1)
     logp = F.log_softmax(reference_logits[:, :-1].float(), -1)
     logq = F.log_softmax(logits[:, :-1].float(), -1)
-    return (logp.exp() * (logp - logq) * mask).sum() / mask.sum().clamp(min=1)
+    return (logp.exp() * (logp - logq) * mask).sum(), int(mask.sum())
+
+
+def answer_token_kl(reference_logits: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """KL(p_ref || p) per answer-predicting position, averaged over those positions."""
+    total, count = answer_token_kl_sum(reference_logits, logits, labels)
+    return total / max(count, 1)
 
 
 def kl_to_reference(
