@@ -70,7 +70,8 @@ def random_llava(name: str, layers: int | None, device: str, dtype: torch.dtype)
     return LlavaAdapter(model.eval(), build_processor(tokenizer, cfg), source=f"random {name}")
 
 
-def device_peak(device: str) -> tuple[float, str]:
+def device_peak(device: str, dtype: torch.dtype) -> tuple[float, str]:
+    """The device's dense peak in the dtype the attack computes in (on a CPU, measured)."""
     if device.startswith("cuda"):
         gpu = torch.cuda.get_device_name()
         for key, tflops in PEAK_BF16_TFLOPS.items():
@@ -78,13 +79,13 @@ def device_peak(device: str) -> tuple[float, str]:
                 return tflops * 1e12, f"{gpu}, dense bf16 {tflops} TFLOP/s (datasheet)"
         return float("nan"), f"{gpu}: unknown peak, pass --peak-tflops"
     n = 2048
-    a, b = torch.randn(n, n), torch.randn(n, n)
+    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
     a @ b
     t = time.perf_counter()
     for _ in range(4):
         a @ b
     flops = 2 * n**3 * 4 / (time.perf_counter() - t)
-    return flops, f"CPU fp32 matmul, measured {flops / 1e9:.0f} GFLOP/s"
+    return flops, f"CPU {str(dtype).removeprefix('torch.')} matmul, measured {flops / 1e9:.0f} GFLOP/s"
 
 
 def main() -> None:
@@ -135,7 +136,11 @@ def main() -> None:
         torch.autograd.grad(loss, delta)
     flops = counter.get_total_flops()
     say("FLOPs per step (FlopCounterMode, forward + backward to delta)", f"{flops / 1e12:.2f} TFLOP")
-    peak, peak_note = device_peak(args.device)
+    from sua_demo.precision import resolve
+
+    chosen = resolve(cfg.precision, args.device)
+    say("precision", f"{chosen.name} ({chosen.reason})")
+    peak, peak_note = device_peak(args.device, chosen.dtype or torch.float32)
     if args.peak_tflops:
         peak, peak_note = args.peak_tflops * 1e12, f"given: {args.peak_tflops} TFLOP/s"
     say("peak", peak_note)
