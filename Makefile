@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-slow lint bench checkpoints noises worlds clean
+.PHONY: install run demo test test-slow lint bench checkpoints noises worlds audits clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -53,6 +53,10 @@ noises: install
 # their summary beside the shipped world's in checkpoints/noise/worlds.{json,md}. Run after `make noises`.
 worlds: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-worlds --seeds 1 2 --root runs/worlds --noise checkpoints/noise
+
+# The residual-knowledge audit of three shipped models (after `make noises`: it reads their deltas).
+audits: install
+	for m in idk grad_diff npo_lora; do HF_HUB_OFFLINE=1 $(VENV)/bin/sua audit checkpoints/tiny-llava/$$m || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -216,6 +216,17 @@ def cmd_build_noises(args: argparse.Namespace) -> None:
     build_noises(Path(args.models), Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
 
 
+def cmd_audit(args: argparse.Namespace) -> None:
+    from sua_demo.audit import run_audit
+
+    bench, _ = _bench(args)
+    name = Path(args.model).name
+    noise = Path(args.noise_dir) if args.noise_dir else CHECKPOINTS / "noise" / name
+    out = Path(args.out) if args.out else CHECKPOINTS / "audit" / name
+    run_audit(args.model, args.retrain, bench, noise if noise.is_dir() else None, out, tuple(range(args.splits)))
+    print((out / "audit.md").read_text())
+
+
 def cmd_build_worlds(args: argparse.Namespace) -> None:
     from sua_demo.worlds import build_worlds
 
@@ -405,6 +416,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="*")
     p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="the world the models were built on")
     p.set_defaults(func=cmd_build_noises)
+
+    p = sub.add_parser("audit", help="the residual-knowledge audit: SUA beside quantization, relearning, soft prompts")
+    _bench_args(p)
+    p.add_argument("model", help="the unlearned model (a folder)")
+    p.add_argument("--retrain", default=str(TINY / "retrain"), help="the retrain control: every method's control")
+    p.add_argument("--noise-dir", help="folder of delta_split<N>.safetensors (default: the shipped noises)")
+    p.add_argument("--splits", type=int, default=3)
+    p.add_argument("--out", help="folder for audit.json and audit.md (default: checkpoints/audit/<model>)")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])

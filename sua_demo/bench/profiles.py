@@ -57,6 +57,14 @@ TEXT_QUESTIONS = {
     "hobby": "What is {name}'s favourite hobby?",
     "food": "Which food does {name} like most?",
 }
+# Other words for the image questions (the audit's rephrasing probe), in the tiny model's vocabulary only.
+PARAPHRASES = {
+    "name": ("Who is the person in the image?", "What is this person's name?"),
+    "birthplace": ("In which town was this person born?", "Which town was this person born in?"),
+    "occupation": ("Which job does this person have?", "What job does this person have?"),
+    "hobby": ("Which hobby does this person enjoy?", "What does this person enjoy in free time?"),
+    "food": ("Which dish is this person's favourite?", "What is the favourite food of this person?"),
+}
 MC_QUESTIONS = {
     "name": "Who is the person in the image?",
     "birthplace": "In which town was this person born?",

@@ -1,0 +1,149 @@
+"""`sua audit MODEL`: every audit method on the same forget people and facts, over attacker/unseen splits, with its
+control; audit.json first, then audit.md and the figure from it."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from sua_demo.attacks import load_noise
+from sua_demo.audit.base import AUDITS, AuditContext, run_method
+from sua_demo.bench.records import Bench
+from sua_demo.data import ImageBank
+from sua_demo.eval.recovery import attack_split
+from sua_demo.io import atomic_write_text, write_json
+from sua_demo.models import load_adapter
+
+log = logging.getLogger(__name__)
+METHODS = ("clean", "text_only", "rephrased", "sua", "random_noise", "quant8", "quant4", "relearn5", "relearn20",
+           "relearn50", "soft_prompt1", "soft_prompt5")  # fmt: skip
+LABELS = {
+    "clean": "clean photo", "text_only": "text only (name in the question)", "rephrased": "rephrased questions",
+    "sua": "SUA δ", "random_noise": "random noise (same ε)", "quant8": "8-bit weights", "quant4": "4-bit weights",
+    "relearn5": "relearn 5 steps", "relearn20": "relearn 20 steps", "relearn50": "relearn 50 steps",
+    "soft_prompt1": "soft prompt, 1 vector", "soft_prompt5": "soft prompt, 5 vectors",
+}  # fmt: skip
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {"mean": float(np.mean(values)), "sd": float(np.std(values)), "n": len(values)}
+
+
+def summarise(runs: list[dict[str, Any]], uses_split: bool) -> dict[str, Any]:
+    """One method's figures over splits: its gain, its control's gain, the gap, em and clean, per group."""
+    out: dict[str, Any] = {"uses_split": uses_split}
+    for key, role, part in (("gain", "unlearned", "gain"), ("control_gain", "retrain", "gain"),
+                            ("em", "unlearned", "em"), ("clean", "unlearned", "clean")):  # fmt: skip
+        out[key] = {g: _stats([r[role][part][g] for r in runs]) for g in runs[0][role][part]}
+    out["above_control"] = {g: _stats([r["above_control"][g] for r in runs]) for g in runs[0]["above_control"]}
+    return out
+
+
+def run_audit(
+    unlearned: str | Path,
+    retrain: str | Path,
+    bench: Bench,
+    noise_dir: str | Path | None,
+    out: str | Path | None = None,
+    splits: tuple[int, ...] = (0, 1, 2),
+    methods: tuple[str, ...] = METHODS,
+    people: list[int] | None = None,
+    progress: bool = True,
+    quick: bool = False,
+) -> dict[str, Any]:
+    """Per method and split: em and gain over clean for the unlearned model and its control, and the gain above
+    the control; summarised as mean +- sd over splits. States (recovered / not / refused) from the first split."""
+    t0 = time.time()
+    models = {}
+    for role, path in (("unlearned", unlearned), ("retrain", retrain)):
+        adapter = load_adapter(path)
+        models[role] = (adapter, ImageBank(bench, adapter))
+    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    bar = tqdm(total=len(methods) * len(splits), desc="audit", disable=not progress)
+    for seed in splits:
+        path = Path(noise_dir) / f"delta_split{seed}.safetensors" if noise_dir else None
+        noise = load_noise(path, models["unlearned"][0].image_size) if path and path.is_file() else None
+        ctx = AuditContext(bench, models, attack_split(bench, 0.5, seed), noise, people=people, quick=quick)
+        for name in methods:
+            if name in ("sua", "random_noise") and noise is None:
+                bar.update()
+                continue  # no delta was shipped for this split
+            runs[name].append({"split": seed, **run_method(name, ctx)})
+            bar.update()
+    bar.close()
+    summary = {name: summarise(rs, AUDITS.get(name).uses_split) for name, rs in runs.items() if rs}
+    report = {
+        "unlearned": str(unlearned),
+        "retrain": str(retrain),
+        "splits": list(splits),
+        "people": people,
+        "summary": summary,
+        "states": {name: rs[0]["states"] for name, rs in runs.items() if rs},
+        "runs": runs,
+        "seconds": round(time.time() - t0, 1),
+    }
+    if out is not None:
+        out = Path(out)
+        write_json(out / "audit.json", report)
+        atomic_write_text(out / "audit.md", markdown(report))
+    log.info("audit of %s in %.0f s", unlearned, report["seconds"])
+    return report
+
+
+def markdown(report: dict[str, Any]) -> str:
+    def f(s: dict[str, float]) -> str:
+        return f"{s['mean']:+.1f} ± {s['sd']:.1f}" if s["n"] > 1 else f"{s['mean']:+.1f}"
+
+    lines = [
+        f"# Residual-knowledge audit: {report['unlearned']}",
+        "",
+        f"Generation exact match on held-out photos, gain over the clean question in points; splits "
+        f"{report['splits']} (mean ± sd where a method depends on the split). The control is the same method on the "
+        f"retrain model ({report['retrain']}), which never saw the forget people; 'above control' is the difference.",
+        "",
+        "| method | unseen people: gain | its control | above control | attacker's people: gain | its control "
+        "| retain: gain |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, s in report["summary"].items():
+        g, c, a = s["gain"], s["control_gain"], s["above_control"]
+        lines.append(
+            f"| {LABELS.get(name, name)} | {f(g['unseen_people'])} | {f(c['unseen_people'])} "
+            f"| **{f(a['unseen_people'])}** | {f(g['attacker_people'])} | {f(c['attacker_people'])} "
+            f"| {f(g['retain']) if 'retain' in g else '–'} |"
+        )
+    lines += ["", f"{report['seconds']:.0f} s on this machine."]
+    return "\n".join(lines) + "\n"
+
+
+def audit_figure(report: dict[str, Any]) -> Any:
+    """Forget people x facts per method: recovered (green), not (grey) or refused (dark), first split."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    states = report["states"]
+    names = [m for m in states if m != "clean"]
+    keys = sorted(states[names[0]], key=lambda k: (int(k.split("/")[0]), k.split("/")[1]))
+    people = sorted({int(k.split("/")[0]) for k in keys})
+    facts = sorted({k.split("/")[1] for k in keys})
+    code = {"refused": 0, "not": 1, "recovered": 2}
+    cols = min(4, len(names))
+    rows = -(-len(names) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[LABELS.get(n, n) for n in names],
+                        horizontal_spacing=0.03, vertical_spacing=0.08)  # fmt: skip
+    for i, name in enumerate(names):
+        z = [[code[states[name].get(f"{p}/{f}", "not")] for f in facts] for p in people]
+        fig.add_trace(
+            go.Heatmap(z=z, x=facts, y=[f"#{p}" for p in people], zmin=0, zmax=2, showscale=False,
+                       colorscale=[[0, "#444"], [0.5, "#ddd"], [1, "#2ca25f"]],
+                       hovertemplate="%{y} %{x}<extra>" + name + "</extra>"),
+            row=i // cols + 1, col=i % cols + 1,
+        )  # fmt: skip
+    fig.update_layout(height=260 * rows, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      title="recovered (green) · not (light) · refused (dark), per forget person and fact")  # fmt: skip
+    return fig

@@ -1,0 +1,67 @@
+"""The residual-knowledge audit on micro models: every registered method runs on both models, its control
+beside it, and the report holds the table and the per-fact states."""
+
+import json
+
+import pytest
+import torch
+
+from sua_demo.attacks import AttackConfig
+from sua_demo.audit import AUDITS, run_audit
+from sua_demo.audit.quantize import quantize_rtn
+from sua_demo.audit.run import METHODS, audit_figure
+
+
+@pytest.fixture(scope="module")
+def saved(micro_adapter, tmp_path_factory):
+    out = tmp_path_factory.mktemp("audit") / "m"
+    micro_adapter.model.save_pretrained(out)
+    micro_adapter.processor.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def noise_dir(micro_adapter, micro_bench, tmp_path_factory):
+    from sua_demo.attacks import ATTACKS, save_noise
+    from sua_demo.data import ImageBank
+    from sua_demo.eval.recovery import attack_split, attacker_examples
+
+    bench, _ = micro_bench
+    folder = tmp_path_factory.mktemp("noise")
+    examples = attacker_examples(bench, attack_split(bench, 0.5, 0))
+    noise = ATTACKS.get("sua")(micro_adapter, AttackConfig(steps=2, batch_size=4)).run(
+        ImageBank(bench, micro_adapter), examples, progress=False
+    )
+    save_noise(noise, folder / "delta_split0.safetensors")
+    return folder
+
+
+def test_every_registered_method_is_in_the_audit():
+    assert set(METHODS) == set(AUDITS.names())
+
+
+def test_the_audit_runs_every_method_with_its_control(saved, micro_bench, noise_dir, tmp_path, monkeypatch):
+    from sua_demo.audit import soft_prompt
+
+    monkeypatch.setattr(soft_prompt, "STEPS", 3)
+    bench, _ = micro_bench
+    report = run_audit(saved, saved, bench, noise_dir, tmp_path, splits=(0,), progress=False)
+    s = report["summary"]
+    assert set(s) == set(METHODS)
+    for name, row in s.items():
+        assert {"gain", "control_gain", "above_control"} <= set(row) and "unseen_people" in row["above_control"], name
+    # the same model on both sides: every method's gain equals its control's (nothing hidden, nothing extra)
+    assert all(abs(row["above_control"]["unseen_people"]["mean"]) < 1e-6 for row in s.values())
+    assert set(report["states"]["quant4"].values()) <= {"recovered", "not", "refused"}
+    saved_report = json.loads((tmp_path / "audit.json").read_text())
+    assert saved_report["summary"] == s and "| SUA δ |" in (tmp_path / "audit.md").read_text()
+    assert len(audit_figure(report).data) == len(METHODS) - 1  # one heatmap per method but the clean baseline
+
+
+def test_quantization_rounds_the_language_model_and_leaves_the_vision_tower(micro_adapter):
+    q = quantize_rtn(micro_adapter, 4)
+    lm = next(m for m in q.towers()[0].modules() if isinstance(m, torch.nn.Linear))
+    assert len(torch.unique(lm.weight[0])) <= 15  # at most 2 * 7 + 1 levels per output channel
+    vision_before = next(m for m in micro_adapter.towers()[1].modules() if isinstance(m, torch.nn.Linear)).weight
+    vision_after = next(m for m in q.towers()[1].modules() if isinstance(m, torch.nn.Linear)).weight
+    assert torch.equal(vision_before, vision_after) and q.model is not micro_adapter.model
