@@ -85,6 +85,15 @@ def stop(request: gr.Request) -> str:
 
 
 @handler
+def audit(model: str, person: str = "") -> tuple[str, Any]:
+    """The residual-knowledge audit: the shipped one for this model, or (with a person) a live one of them."""
+    from sua_demo.ui import audit_view
+
+    eng = state().engine
+    return audit_view.live_audit(eng, model, person) if person else audit_view.shipped_audit(eng, model)
+
+
+@handler
 def batch(model: str, noise_source: str, noise_file: str | None, optimised: str | None) -> tuple[str, Any, Any, list]:
     """The recovery protocol for the chosen model and noise: tables, bars, the shipped budget curves and CSV."""
     return state().batch(model, noise_source, noise_file, optimised)
@@ -166,6 +175,10 @@ def build_app() -> gr.Blocks:
             gr.Markdown(text.BATCH_HELP)
             batch_btn = gr.Button("Run the protocol", variant="primary")
             batch_plot, budget_plot, batch_table, batch_csv = gr.Plot(), gr.Plot(), gr.Markdown(), gr.File(label="CSV")
+        with gr.Tab("Audit") as audit_tab:
+            gr.Markdown("Beyond one attack: the same facts asked several ways, each beside its retrain control.")
+            audit_btn = gr.Button("Audit the chosen person now (about a minute)", variant="primary")
+            audit_text, audit_plot = gr.Markdown(elem_id="audit-table"), gr.Plot(label="recovered per person and fact")
         with gr.Tab("About"):
             gr.Markdown(about_markdown(CHECKPOINTS / "noise"))
 
@@ -203,6 +216,8 @@ def build_app() -> gr.Blocks:
             optimised, noise_source], api_name="optimise", concurrency_limit=1, concurrency_id="optimise",
         )  # fmt: skip
         stop_btn.click(stop, None, opt_status, api_name="stop", queue=False)
+        audit_tab.select(audit, [model], [audit_text, audit_plot], api_name=False)
+        audit_btn.click(audit, [model, person], [audit_text, audit_plot], api_name="audit", concurrency_id="optimise")
         batch_btn.click(batch, [model, *noise_in], [batch_table, batch_plot, budget_plot, batch_csv], api_name="batch")
     return demo
 

@@ -136,3 +136,23 @@ def test_a_phone_screen_keeps_words_whole_and_the_button_in_view(browser, app_ur
         shot(page, "phone_400_answers.png")
     finally:
         page.close()
+
+
+def test_the_audit_tab_shows_the_shipped_matrix_and_audits_one_person(browser, app_url):
+    import time
+
+    from playwright.sync_api import expect
+
+    page = open_page(browser, app_url, 1400, 1000)
+    try:
+        page.get_by_role("tab", name="Audit").click()
+        expect(page.locator("#audit-table")).to_contain_text("above control", timeout=30_000)
+        shot(page, "audit_shipped.png")
+        t0 = time.time()
+        page.get_by_role("button", name="Audit the chosen person now (about a minute)").click()
+        expect(page.locator("#audit-table")).to_contain_text("Live audit of #", timeout=180_000)
+        assert "SUA δ" in page.locator("#audit-table").inner_text()  # the table rendered, one row per method
+        shot(page, "audit_live.png")
+        print(f"live audit in the browser: {time.time() - t0:.0f} s")
+    finally:
+        page.close()

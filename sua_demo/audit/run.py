@@ -58,11 +58,28 @@ def run_audit(
 ) -> dict[str, Any]:
     """Per method and split: em and gain over clean for the unlearned model and its control, and the gain above
     the control; summarised as mean +- sd over splits. States (recovered / not / refused) from the first split."""
-    t0 = time.time()
     models = {}
     for role, path in (("unlearned", unlearned), ("retrain", retrain)):
         adapter = load_adapter(path)
         models[role] = (adapter, ImageBank(bench, adapter))
+    return audit_models(models, bench, noise_dir, out, splits, methods, people, progress, quick, (unlearned, retrain))
+
+
+def audit_models(
+    models: dict[str, tuple[Any, ImageBank]],
+    bench: Bench,
+    noise_dir: str | Path | None,
+    out: str | Path | None = None,
+    splits: tuple[int, ...] = (0, 1, 2),
+    methods: tuple[str, ...] = METHODS,
+    people: list[int] | None = None,
+    progress: bool = True,
+    quick: bool = False,
+    names: tuple[Any, Any] = ("unlearned", "retrain"),
+) -> dict[str, Any]:
+    """run_audit on models already loaded (the app's sessions): {"unlearned": (adapter, bank), "retrain": ...}."""
+    t0 = time.time()
+    unlearned, retrain = names
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     bar = tqdm(total=len(methods) * len(splits), desc="audit", disable=not progress)
     for seed in splits:
@@ -96,7 +113,9 @@ def run_audit(
 
 
 def markdown(report: dict[str, Any]) -> str:
-    def f(s: dict[str, float]) -> str:
+    def f(s: dict[str, float] | None) -> str:
+        if s is None:
+            return "–"
         return f"{s['mean']:+.1f} ± {s['sd']:.1f}" if s["n"] > 1 else f"{s['mean']:+.1f}"
 
     lines = [
@@ -113,9 +132,9 @@ def markdown(report: dict[str, Any]) -> str:
     for name, s in report["summary"].items():
         g, c, a = s["gain"], s["control_gain"], s["above_control"]
         lines.append(
-            f"| {LABELS.get(name, name)} | {f(g['unseen_people'])} | {f(c['unseen_people'])} "
-            f"| **{f(a['unseen_people'])}** | {f(g['attacker_people'])} | {f(c['attacker_people'])} "
-            f"| {f(g['retain']) if 'retain' in g else '–'} |"
+            f"| {LABELS.get(name, name)} | {f(g.get('unseen_people'))} | {f(c.get('unseen_people'))} "
+            f"| **{f(a.get('unseen_people'))}** | {f(g.get('attacker_people'))} | {f(c.get('attacker_people'))} "
+            f"| {f(g.get('retain'))} |"
         )
     lines += ["", f"{report['seconds']:.0f} s on this machine."]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,44 @@
+"""The Audit tab: the shipped audit of a model at once, and a live audit of one person."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sua_demo.audit.run import audit_figure, audit_models, markdown
+from sua_demo.engine import Engine
+from sua_demo.errors import SuaError
+from sua_demo.ui.page import person_id
+
+NOTE = (
+    "Each method asks the forget people's facts its own way and is run again, the same way, on the retrain "
+    "control, which never knew them: read the *above control* column. A method whose control recovers as "
+    "much wrote the answers in by itself."
+)
+
+
+def shipped_audit(engine: Engine, model: str) -> tuple[str, Any]:
+    """checkpoints/audit/<model>/audit.json as a table and a heatmap, with no model run."""
+    path = engine.checkpoints / "audit" / model / "audit.json"
+    if not path.is_file():
+        return f"No shipped audit for {model}: run one below, or `sua audit` on the command line.", None
+    report = json.loads(path.read_text())
+    return NOTE + "\n\n" + markdown(report), audit_figure(report)
+
+
+def live_audit(engine: Engine, model: str, person: str) -> tuple[str, Any]:
+    """Every method on one forget person (quick settings: a minute on 2 cores), beside its control."""
+    sess = engine.session(model)
+    pid = person_id(person)
+    if engine.bench.split_of(pid) != "forget":
+        raise SuaError(f"#{pid} is not in the forget set: the audit asks what unlearning should have removed")
+    _, retrain = engine.controls(sess)
+    if retrain is None:
+        raise SuaError("a live audit needs the retrain control (name it under 'Your own photo, ... or model')")
+    split = engine.split_of_noise(sess.shipped_noise)
+    noise_dir = engine.checkpoints / "noise" / sess.noise_owner if sess.noise_owner else None
+    models = {"unlearned": (sess.adapter, sess.bank), "retrain": (retrain.adapter, retrain.bank)}
+    with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
+        report = audit_models(models, engine.bench, noise_dir, None, (split.seed,), people=[pid], progress=False,
+                              quick=True, names=(sess.name, retrain.name))  # fmt: skip
+    return f"Live audit of #{pid}, {report['seconds']:.0f} s.\n\n" + markdown(report), audit_figure(report)
