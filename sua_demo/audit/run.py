@@ -50,19 +50,14 @@ def run_audit(
     bench: Bench,
     noise_dir: str | Path | None,
     out: str | Path | None = None,
-    splits: tuple[int, ...] = (0, 1, 2),
-    methods: tuple[str, ...] = METHODS,
-    people: list[int] | None = None,
-    progress: bool = True,
-    quick: bool = False,
+    **options: Any,
 ) -> dict[str, Any]:
-    """Per method and split: em and gain over clean for the unlearned model and its control, and the gain above
-    the control; summarised as mean +- sd over splits. States (recovered / not / refused) from the first split."""
+    """Load both models, then `audit_models` (its options: splits, methods, people, progress, quick)."""
     models = {}
     for role, path in (("unlearned", unlearned), ("retrain", retrain)):
         adapter = load_adapter(path)
         models[role] = (adapter, ImageBank(bench, adapter))
-    return audit_models(models, bench, noise_dir, out, splits, methods, people, progress, quick, (unlearned, retrain))
+    return audit_models(models, bench, noise_dir, out, names=(unlearned, retrain), **options)
 
 
 def audit_models(
@@ -77,7 +72,9 @@ def audit_models(
     quick: bool = False,
     names: tuple[Any, Any] = ("unlearned", "retrain"),
 ) -> dict[str, Any]:
-    """run_audit on models already loaded (the app's sessions): {"unlearned": (adapter, bank), "retrain": ...}."""
+    """Per method and split: em and gain over clean for the unlearned model and its control, and the gain above
+    the control; summarised as mean +- sd over splits. States (recovered / not / refused) from the first split.
+    `models`: {"unlearned": (adapter, bank), "retrain": (adapter, bank)}, e.g. the app's loaded sessions."""
     t0 = time.time()
     unlearned, retrain = names
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
