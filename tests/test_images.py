@@ -143,3 +143,13 @@ def test_views_of_delta_stay_in_range():
     assert view.min() >= 0 and view.max() <= 1 and abs(float(view.mean()) - 0.5) < 0.1
     hm = heatmap(delta.abs().amax(0), 0.06)
     assert hm.shape == (3, 8, 8) and hm.min() >= 0 and hm.max() <= 1
+
+
+def test_a_wide_strip_is_refused_before_anything_is_decoded_or_resized(monkeypatch):
+    """200000 x 8 is only 1.6 megapixels, but the processor would scale its short side up to the model's 64 px:
+    a 1.6 M x 64 image. It is refused from the header, before a pixel is decoded."""
+    decoded = []
+    monkeypatch.setattr(Image.Image, "load", lambda self: decoded.append(1))
+    with pytest.raises(SuaError, match="strip"):
+        read_image(png_bytes(200000, 8))
+    assert not decoded
