@@ -145,3 +145,11 @@ def test_the_page_has_a_description_for_link_previews(app_url):
     config = json.loads(urllib.request.urlopen(app_url + "config", timeout=30).read())
     assert config.get("title", "").startswith("SUA Lab")
     assert 'name="description"' in config.get("head", "") and "og:title" in config["head"]
+
+
+def test_the_handlers_are_mcp_tools(app_url):
+    """launch(mcp_server=True): the typed, documented handlers are listed as MCP tools."""
+    pytest.importorskip("mcp")
+    schema = json.loads(urllib.request.urlopen(app_url + "gradio_api/mcp/schema", timeout=30).read())
+    names = {t["name"] for t in schema} if isinstance(schema, list) else set(schema)
+    assert any("answer" in n for n in names) and any("verdict" in n for n in names), names
