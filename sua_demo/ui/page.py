@@ -134,7 +134,7 @@ def render(engine: Engine, inp: Inputs, scratch: exports.Scratch | None = None) 
         ],
         slider=(display(story.clean), display(story.noisy)),
         metrics=metrics,
-        banner=UPLOAD_BANNER if inp.upload else "",
+        banner=f"<div class='banner' role='note'>{UPLOAD_BANNER}</div>" if inp.upload else "",
         files=files,
         story=story,
     )
