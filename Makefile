@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-slow lint bench checkpoints noises worlds audits clean
+.PHONY: install run demo test test-slow lint bench checkpoints noises worlds audits recipes-table clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -53,6 +53,13 @@ noises: install
 # their summary beside the shipped world's in checkpoints/noise/worlds.{json,md}. Run after `make noises`.
 worlds: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-worlds --seeds 1 2 --root runs/worlds --noise checkpoints/noise
+
+# The recipe's attacker-side validation: run files from `bench/attack_recipes.py --model M --variants ... --out`
+# (hours on 2 cores, on world 0's models) in checkpoints/noise/recipes/, and their table.
+R := checkpoints/noise/recipes
+recipes-table: install
+	$(VENV)/bin/python bench/attack_recipes.py --summarise $(R)/idk.json $(R)/idk_eot.json $(R)/idk_eot2.json \
+	    $(R)/grad_diff.json > checkpoints/noise/recipes.md
 
 # The residual-knowledge audit of three shipped models (after `make noises`: it reads their deltas).
 audits: install

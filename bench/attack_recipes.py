@@ -133,6 +133,7 @@ def summarise(paths: list[str]) -> str:
         "| model | variant | fit | other photos (b') | held-back people (c') | mean of b', c' |",
         "|---|---|---|---|---|---|",
     ]
+    score: dict[str, dict[str, float]] = {}  # variant -> model -> mean of b', c'
     for path in paths:
         run_ = json.loads(Path(path).read_text())
         model = Path(run_["model"]).name
@@ -140,7 +141,12 @@ def summarise(paths: list[str]) -> str:
             m, sd = v["gain_mean"], v["gain_sd"]
             cells = [f"{m[g]:+.1f} ± {sd[g]:.1f}" for g in VAL_GROUPS]
             both = (m["fit_other_photos"] + m["val_people"]) / 2
+            score.setdefault(name, {})[model] = both
             lines.append(f"| {model} | {name} | " + " | ".join(cells) + f" | {both:+.1f} |")
+    models = {m for s in score.values() for m in s}
+    ranked = sorted(((sum(s.values()) / len(s), n) for n, s in score.items() if set(s) == models), reverse=True)
+    lines += ["", f"Variants run on every model ({', '.join(sorted(models))}), by the rule:", ""]
+    lines += [f"{i}. {n}: {v:+.1f}" for i, (v, n) in enumerate(ranked, 1)]
     return "\n".join(lines) + "\n"
 
 
