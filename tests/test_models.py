@@ -112,3 +112,6 @@ def test_an_unsupported_family_is_refused_before_any_weights_load(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert"}))
     with pytest.raises(SuaError, match="model type 'bert' is not supported; supported model types: .*llava"):
         load_adapter(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "paligemma"}))
+    with pytest.raises(SuaError, match="'paligemma' is not supported \\(PaliGemma is a prefix-LM.*llava"):
+        load_adapter(tmp_path)

@@ -411,15 +411,16 @@ def test_the_family_names_its_towers_and_its_lora_targets(family):
     assert any(with_head.fullmatch(n) for n, _ in adapter.model.named_modules() if n.endswith("lm_head"))
 
 
-def test_the_researchers_pipeline_runs_on_another_family(micro_bench, tmp_path):
-    """A saved model of another family -> LoRA unlearning (a few steps) -> the recovery protocol with its controls
+def test_the_researchers_pipeline_runs_on_every_family(family, micro_bench, tmp_path):
+    """A saved model of each family -> LoRA unlearning (a few steps) -> the recovery protocol with its controls
     -> a report: the chain a researcher runs on a real model, on a tiny random one."""
     from sua_demo.config import UnlearnConfig
     from sua_demo.eval.protocol import ProtocolConfig, run_protocol
     from sua_demo.unlearning.run import unlearn
 
+    name, adapter = family
     bench, bench_cfg = micro_bench
-    _save(_tiny_qwen(bench), tmp_path / "vanilla", "qwen2_vl")
+    _save(adapter, tmp_path / "vanilla", name)
     cfg = UnlearnConfig(method="grad_diff", lr=1e-3, max_steps=3, eval_every=3, batch_size=4, lora=True)
     result = unlearn(tmp_path / "vanilla", bench, bench_cfg, cfg, tmp_path / "unlearned", progress=False)
     assert result.steps == 3 and (tmp_path / "unlearned" / "adapter_model.safetensors").exists()

@@ -83,13 +83,21 @@ def _load_processor(base: str, config: Any, trust_remote_code: bool) -> Any:
         return ImageTextProcessor.from_pretrained(base, config.image_token_id, trust_remote_code=trust_remote_code)
 
 
+# Families a user is likely to try that have no adapter, and why (the message says it before any weights load).
+WHY_NOT = {
+    "paligemma": "PaliGemma is a prefix-LM (full attention over image and prompt, its own input format and "
+    "suffix labels), which the chat-template adapters do not build",
+}
+
+
 def adapter_class(model_type: str) -> type[VisionLanguageAdapter]:
     for name in ADAPTERS.names():
         cls = ADAPTERS.get(name)
         if model_type in getattr(cls, "model_types", ()):
             return cls
     types = sorted({t for name in ADAPTERS.names() for t in getattr(ADAPTERS.get(name), "model_types", ())})
-    raise SuaError(f"model type {model_type!r} is not supported; supported model types: {', '.join(types)}")
+    why = f" ({WHY_NOT[model_type]})" if model_type in WHY_NOT else ""
+    raise SuaError(f"model type {model_type!r} is not supported{why}; supported model types: {', '.join(types)}")
 
 
 def _resolve_base(adapter_dir: Path) -> str:
