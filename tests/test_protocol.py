@@ -90,6 +90,8 @@ def test_protocol_studies_budget_purification_and_the_reference_preset(saved_mic
     assert set(curves["recovery"]) == {"a_attacker_images", "b_attacker_heldout", "c_unseen_heldout", "retain_heldout"}
     assert len(curves["auroc"]["mean"]) == 2 and (tmp_path / "delta_eps4_split0.safetensors").exists()
     assert "budget" not in report["splits"][1] and "reference" not in report["splits"][1]
+    for name in ("delta_reference_split0", "delta_eps4_split0", "delta_split0"):  # the protocol's precision, all
+        assert load_noise(tmp_path / f"{name}.safetensors").meta["precision"] == "fp32"
     s = report["summary"]
     assert (
         s["purified/median/c_unseen_heldout/gain_sua"]["n"] == 1 and s["reference/a_attacker_images/gain_sua"]["n"] == 1

@@ -154,7 +154,9 @@ def run_split(
                 "pgd": score(own, answer(models[role], banks[role], own, images=adv), models[role].refusals),
             }
     if study and cfg.reference:
-        ref = optimise("sua", "unlearned", "delta_reference", replace(preset("reference"), seed=seed))
+        # the public code's settings, in the protocol's precision (shipped artefacts are fp32 on every CPU)
+        ref_cfg = replace(preset("reference"), seed=seed, precision=acfg.precision)
+        ref = optimise("sua", "unlearned", "delta_reference", ref_cfg)
         result["reference"] = recovery(unl, banks["unlearned"], groups, {"clean": None, "sua": ref})
         noises["reference"] = ref
     if study and cfg.purifiers:
