@@ -223,9 +223,10 @@ def build_app() -> gr.Blocks:
 
 
 def main() -> None:
-    from sua_demo.ui.launch import launch_kwargs, warm_up
+    from sua_demo.ui.launch import launch_kwargs, serve_pages_on_one_thread, warm_up
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    serve_pages_on_one_thread()
     threading.Thread(target=warm_up, args=(state(),), daemon=True).start()
     build_app().queue(default_concurrency_limit=2).launch(**launch_kwargs(state().scratch.root))
 

@@ -23,6 +23,7 @@ from PIL import Image
 from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
+from sua_demo.attacks.speed import all_cores, torch_threads
 from sua_demo.bench import build_bench
 from sua_demo.bench.profiles import IMAGE_QUESTIONS
 from sua_demo.bench.records import Bench, Person
@@ -302,7 +303,8 @@ class Engine:
 
         def work() -> None:
             try:
-                result["noises"] = self.optimise(sess, on_step=on_step, stop=stop, **kwargs)
+                with torch_threads(all_cores()):  # a fresh thread with every core (attacks/speed.py)
+                    result["noises"] = self.optimise(sess, on_step=on_step, stop=stop, **kwargs)
             except Exception as err:  # raised again in the caller's thread, not lost in this one
                 result["error"] = err
             finally:

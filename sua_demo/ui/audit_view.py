@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sua_demo.attacks.speed import on_fresh_thread
 from sua_demo.audit.run import audit_figure, audit_models, markdown
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
@@ -39,6 +40,6 @@ def live_audit(engine: Engine, model: str, person: str) -> tuple[str, Any]:
     noise_dir = engine.checkpoints / "noise" / sess.noise_owner if sess.noise_owner else None
     models = {"unlearned": (sess.adapter, sess.bank), "retrain": (retrain.adapter, retrain.bank)}
     with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
-        report = audit_models(models, engine.bench, noise_dir, None, (split.seed,), people=[pid], progress=False,
-                              quick=True, names=(sess.name, retrain.name))  # fmt: skip
+        report = on_fresh_thread(audit_models, models, engine.bench, noise_dir, None, (split.seed,), people=[pid],
+                                 progress=False, quick=True, names=(sess.name, retrain.name))  # fmt: skip
     return f"Live audit of #{pid}, {report['seconds']:.0f} s.\n\n" + markdown(report), audit_figure(report)

@@ -41,8 +41,11 @@ def handler(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        from sua_demo.attacks.speed import SERVING_THREADS, torch_threads  # torch only once a call comes
+
         try:
-            return fn(*args, **kwargs)
+            with torch_threads(SERVING_THREADS):  # heavy jobs run on a fresh thread of their own (speed.py)
+                return fn(*args, **kwargs)
         except SuaError as err:
             raise gr.Error(_logged(fn, err)) from None
 
