@@ -223,7 +223,7 @@ def cmd_audit(args: argparse.Namespace) -> None:
     name = Path(args.model).name
     noise = Path(args.noise_dir) if args.noise_dir else CHECKPOINTS / "noise" / name
     out = Path(args.out) if args.out else CHECKPOINTS / "audit" / name
-    run_audit(args.model, args.retrain, bench, noise if noise.is_dir() else None, out, tuple(range(args.splits)))
+    run_audit(args.model, args.retrain, bench, noise if noise.is_dir() else None, out, splits=tuple(range(args.splits)))
     print((out / "audit.md").read_text())
 
 

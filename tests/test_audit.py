@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from sua_demo.attacks import AttackConfig
-from sua_demo.audit import AUDITS, run_audit
+from sua_demo.audit import AUDITS
 from sua_demo.audit.quantize import quantize_rtn
 from sua_demo.audit.run import METHODS, audit_figure
 
@@ -40,12 +40,17 @@ def test_every_registered_method_is_in_the_audit():
     assert set(METHODS) == set(AUDITS.names())
 
 
-def test_the_audit_runs_every_method_with_its_control(saved, micro_bench, noise_dir, tmp_path, monkeypatch):
+def test_the_audit_runs_every_method_with_its_control(saved, micro_bench, noise_dir, tmp_path, monkeypatch, capsys):
+    """Through `sua audit`, as a user runs it (the micro bench in place of the default one)."""
+    from sua_demo import cli
     from sua_demo.audit import soft_prompt
 
     monkeypatch.setattr(soft_prompt, "STEPS", 3)
-    bench, _ = micro_bench
-    report = run_audit(saved, saved, bench, noise_dir, tmp_path, splits=(0,), progress=False)
+    monkeypatch.setattr(cli, "_bench", lambda args: micro_bench)
+    argv = ["audit", str(saved), "--retrain", str(saved), "--noise-dir", str(noise_dir), "--splits", "1"]
+    assert cli.main([*argv, "--out", str(tmp_path)]) == 0
+    assert "| SUA δ |" in capsys.readouterr().out
+    report = json.loads((tmp_path / "audit.json").read_text())
     s = report["summary"]
     assert set(s) == set(METHODS)
     for name, row in s.items():
@@ -53,8 +58,7 @@ def test_the_audit_runs_every_method_with_its_control(saved, micro_bench, noise_
     # the same model on both sides: every method's gain equals its control's (nothing hidden, nothing extra)
     assert all(abs(row["above_control"]["unseen_people"]["mean"]) < 1e-6 for row in s.values())
     assert set(report["states"]["quant4"].values()) <= {"recovered", "not", "refused"}
-    saved_report = json.loads((tmp_path / "audit.json").read_text())
-    assert saved_report["summary"] == s and "| SUA δ |" in (tmp_path / "audit.md").read_text()
+    assert report["splits"] == [0] and "| SUA δ |" in (tmp_path / "audit.md").read_text()
     assert len(audit_figure(report).data) == len(METHODS) - 1  # one heatmap per method but the clean baseline
 
 
