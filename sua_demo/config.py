@@ -10,6 +10,15 @@ from typing import Any
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"  # the shipped artefacts, beside the package
 
 
+def shown_path(path: str | Path) -> str:
+    """A path as a report records it: relative to this checkout when inside it, so no report names a machine's
+    folders (the CLI's defaults are absolute, to work from any directory)."""
+    try:
+        return str(Path(path).resolve().relative_to(CHECKPOINTS.parent))
+    except ValueError:
+        return str(path)
+
+
 @dataclass
 class BenchConfig:
     n_people: int = 100  # >= 100 so that forget 5/10/15% are whole, distinct groups

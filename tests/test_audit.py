@@ -69,3 +69,11 @@ def test_quantization_rounds_the_language_model_and_leaves_the_vision_tower(micr
     vision_before = next(m for m in micro_adapter.towers()[1].modules() if isinstance(m, torch.nn.Linear)).weight
     vision_after = next(m for m in q.towers()[1].modules() if isinstance(m, torch.nn.Linear)).weight
     assert torch.equal(vision_before, vision_after) and q.model is not micro_adapter.model
+
+
+def test_reports_name_folders_inside_the_checkout_relatively(tmp_path):
+    """The CLI's default models are absolute paths; a shipped audit must not carry this machine's folders."""
+    from sua_demo.config import CHECKPOINTS, shown_path
+
+    assert shown_path(CHECKPOINTS / "tiny-llava" / "retrain") == "checkpoints/tiny-llava/retrain"
+    assert shown_path(tmp_path / "m") == str(tmp_path / "m")  # elsewhere: as given

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 from sua_demo.attacks import load_noise
 from sua_demo.audit.base import AUDITS, AuditContext, run_method
 from sua_demo.bench.records import Bench
+from sua_demo.config import shown_path
 from sua_demo.data import ImageBank
 from sua_demo.eval.recovery import attack_split
 from sua_demo.io import atomic_write_text, write_json
@@ -57,7 +58,7 @@ def run_audit(
     for role, path in (("unlearned", unlearned), ("retrain", retrain)):
         adapter = load_adapter(path)
         models[role] = (adapter, ImageBank(bench, adapter))
-    return audit_models(models, bench, noise_dir, out, names=(unlearned, retrain), **options)
+    return audit_models(models, bench, noise_dir, out, names=(shown_path(unlearned), shown_path(retrain)), **options)
 
 
 def audit_models(
