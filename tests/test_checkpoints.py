@@ -181,3 +181,10 @@ def test_worlds_summary_names_every_world():
     assert len(summary["worlds"]) >= 2 and any("shipped" in w for w in summary["worlds"])  # the issue asked 3 (README)
     row = summary["models"]["idk"]["c_unseen_heldout/gain_sua"]
     assert set(row["per_world"]) == set(summary["worlds"]) and all(n >= 3 for n in row["splits"].values())
+
+
+def test_no_shipped_report_names_this_machines_folders():
+    """Reports travel with the repository: folders inside the checkout are recorded relatively."""
+    root = str(ROOT.parent.parent)  # the checkout
+    texts = [p for p in ROOT.parent.rglob("*") if p.suffix in (".json", ".md")]
+    assert texts and not [p for p in texts if root in p.read_text()]
