@@ -55,3 +55,16 @@ def app_url():
     demo.launch(**kwargs, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/"
     demo.close()
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """The app's facade over the shipped models (tests of the engine and of the UI layer)."""
+    from sua_demo.engine import Engine
+
+    return Engine()
+
+
+@pytest.fixture(scope="module")
+def idk(engine):
+    return engine.session("idk")

@@ -4,18 +4,8 @@ import threading
 
 import pytest
 
-from sua_demo.engine import Engine, check_question
+from sua_demo.engine import check_question
 from sua_demo.errors import SuaError
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return Engine()
-
-
-@pytest.fixture(scope="module")
-def idk(engine):
-    return engine.session("idk")
 
 
 def test_vanilla_and_retrain_get_the_idk_noise_as_the_same_delta_control(engine, idk):

@@ -21,16 +21,6 @@ from sua_demo.ui.story import NOT_AVAILABLE, story_html, story_rows
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def engine():
-    return Engine()
-
-
-@pytest.fixture(scope="module")
-def idk(engine):
-    return engine.session("idk")
-
-
 def unseen(engine, noise):
     return engine.split_of_noise(noise).unseen_ids
 
