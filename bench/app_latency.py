@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SETTLE = 20.0  # seconds after the first page load, so its background work (warm-up, stealth maps) is done
 
 
 def wait_until_up(url: str, proc: subprocess.Popen, timeout: float = 300) -> None:
@@ -88,6 +89,7 @@ def main() -> None:
         wait_until_up(url, proc)
         up = time.perf_counter() - t0
         first_example = first_example_seconds(url)
+        time.sleep(SETTLE)  # the page's load also fits the stealth maps; the waits below are a cached app's
         client = Client(url, verbose=False)
         base = {
             "model": "idk",
@@ -123,7 +125,8 @@ def main() -> None:
     print(f"app latency (embedded default, IDK model); {describe()}")
     print(f"  start -> server up                           {up:6.1f} s")
     print(f"  page load -> first example's verdict shown   {first_example:6.1f} s  (headless chromium)")
-    print(f"  apply δ and answer, five-column story        {sum(answers) / len(answers):6.2f} s  (mean of 3)")
+    mean = sum(answers) / len(answers)
+    print(f"  apply δ and answer, five-column story        {mean:6.2f} s  (mean of 3, max {max(answers):.2f})")
     print(f"  verdict over the person's 7 photos           {sum(verdicts) / len(verdicts):6.2f} s  (mean of 3)")
     print(f"  embedding map, ~200 points + your image      {sum(maps) / len(maps):6.2f} s  (cached map, mean of 2)")
     print(f"  embedding map refit for a new denoiser       {refit:6.2f} s")

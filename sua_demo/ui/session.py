@@ -138,7 +138,8 @@ class AppState:
     def optimise(
         self, model: str, eps: Any, steps: Any, denoiser: str, stealth: Any, key: str
     ) -> Iterator[OptimiseView]:
-        """Stream the run: a view every half second, then the final one with the files (last and best δ)."""
+        """Stream the run: a view every second (each costs the attack thread GIL time), then the final one with
+        the files (last and best δ)."""
         sess = self.engine.session(model)
         flag = self.stops.current(key)
         history: list[tuple[int, float]] = []
@@ -152,7 +153,7 @@ class AppState:
                 if len(item) == 3:
                     history.append(item[:2])
                     self.timer.record(sess.name, (time.time() - t0) / item[0])
-                    if time.time() - shown > 0.5:
+                    if time.time() - shown > 1.0:
                         shown = time.time()
                         yield progress_view(history, int(float(steps)), item[2], float(eps), time.time() - t0)
                 else:
