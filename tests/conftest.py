@@ -57,6 +57,15 @@ def app_url():
     demo.close()
 
 
+@pytest.fixture(scope="session")
+def saved_micro(micro_adapter, tmp_path_factory):
+    """The micro model saved as a folder, as the CLI and the protocol load models (read-only for every test)."""
+    out = tmp_path_factory.mktemp("micro") / "m"
+    micro_adapter.model.save_pretrained(out)
+    micro_adapter.processor.save_pretrained(out)
+    return out
+
+
 @pytest.fixture(scope="module")
 def engine():
     """The app's facade over the shipped models (tests of the engine and of the UI layer)."""

@@ -13,14 +13,6 @@ from sua_demo.audit.run import METHODS, audit_figure
 
 
 @pytest.fixture(scope="module")
-def saved(micro_adapter, tmp_path_factory):
-    out = tmp_path_factory.mktemp("audit") / "m"
-    micro_adapter.model.save_pretrained(out)
-    micro_adapter.processor.save_pretrained(out)
-    return out
-
-
-@pytest.fixture(scope="module")
 def noise_dir(micro_adapter, micro_bench, tmp_path_factory):
     from sua_demo.attacks import ATTACKS, save_noise
     from sua_demo.data import ImageBank
@@ -40,14 +32,16 @@ def test_every_registered_method_is_in_the_audit():
     assert set(METHODS) == set(AUDITS.names())
 
 
-def test_the_audit_runs_every_method_with_its_control(saved, micro_bench, noise_dir, tmp_path, monkeypatch, capsys):
+def test_the_audit_runs_every_method_with_its_control(
+    saved_micro, micro_bench, noise_dir, tmp_path, monkeypatch, capsys
+):
     """Through `sua audit`, as a user runs it (the micro bench in place of the default one)."""
     from sua_demo import cli
     from sua_demo.audit import soft_prompt
 
     monkeypatch.setattr(soft_prompt, "STEPS", 3)
     monkeypatch.setattr(cli, "_bench", lambda args: micro_bench)
-    argv = ["audit", str(saved), "--retrain", str(saved), "--noise-dir", str(noise_dir), "--splits", "1"]
+    argv = ["audit", str(saved_micro), "--retrain", str(saved_micro), "--noise-dir", str(noise_dir), "--splits", "1"]
     assert cli.main([*argv, "--out", str(tmp_path)]) == 0
     assert "| SUA δ |" in capsys.readouterr().out
     report = json.loads((tmp_path / "audit.json").read_text())

@@ -35,14 +35,6 @@ ACCELERATE = Path(sys.executable).parent / "accelerate"
 needs_launcher = pytest.mark.skipif(not ACCELERATE.exists(), reason="no accelerate")
 
 
-@pytest.fixture(scope="module")
-def saved_model(micro_adapter, tmp_path_factory):
-    model = tmp_path_factory.mktemp("parallel") / "model"
-    micro_adapter.model.save_pretrained(model)
-    micro_adapter.processor.save_pretrained(model)
-    return model
-
-
 def launch(model: Path, out: Path, mode: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """`accelerate launch --multi_gpu --num_processes 2` on a machine without GPUs: two gloo processes."""
     env = {**os.environ, "PYTHONPATH": str(HERE.parent), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -74,37 +66,37 @@ def ranks(out: Path) -> tuple[torch.Tensor, torch.Tensor]:
 
 @needs_launcher
 @pytest.mark.parametrize("mode", ["plain", "retain"])
-def test_two_processes_end_with_the_single_process_delta(saved_model, tmp_path, mode):
+def test_two_processes_end_with_the_single_process_delta(saved_micro, tmp_path, mode):
     """Both ranks hold the same delta, and it is the delta one process finds on whole batches (odd batch: shards
     of 5 and 4 rows; with the retain-KL term, normalised over the whole batch's answer tokens, not each shard's)."""
-    done = launch(saved_model, tmp_path, mode)
+    done = launch(saved_micro, tmp_path, mode)
     assert done.returncode == 0, done.stderr[-3000:]
     rank0, rank1 = ranks(tmp_path)
     assert torch.equal(rank0, rank1) and rank0.abs().max() > 0
-    assert (single(saved_model, mode) == rank0).float().mean() > 0.99  # sign steps: only rounding ties may differ
+    assert (single(saved_micro, mode) == rank0).float().mean() > 0.99  # sign steps: only rounding ties may differ
 
 
 @needs_launcher
-def test_a_failing_rank_ends_the_group_promptly(saved_model, tmp_path):
+def test_a_failing_rank_ends_the_group_promptly(saved_micro, tmp_path):
     """Rank 1 raises at its first step: the job fails with that error well before the collective timeout,
     instead of rank 0 waiting in all_reduce (or rank 1 in a barrier) until it expires."""
     t0 = time.time()
-    done = launch(saved_model, tmp_path, "fail", timeout=90)
+    done = launch(saved_micro, tmp_path, "fail", timeout=90)
     assert done.returncode != 0 and "rank 1 fails on purpose" in done.stderr
     assert time.time() - t0 < 55, "the group hung until the collective timeout"
 
 
 @needs_launcher
-def test_resume_is_read_by_rank_0_and_broadcast(saved_model, tmp_path):
+def test_resume_is_read_by_rank_0_and_broadcast(saved_micro, tmp_path):
     """A checkpoint left by an interrupted run: rank 0 reads it (rank 1 would fail if it tried), every rank goes
     on from rank 0's delta and step, and the two-process run ends where one process resuming it ends."""
-    first = single(saved_model, "plain", str(tmp_path / "ck.safetensors"))  # 2 steps, then "interrupted"
+    first = single(saved_micro, "plain", str(tmp_path / "ck.safetensors"))  # 2 steps, then "interrupted"
     shutil.copy(tmp_path / "ck.safetensors", tmp_path / "ck_single.safetensors")
-    done = launch(saved_model, tmp_path, "resume")  # 4 steps: goes on from step 2
+    done = launch(saved_micro, tmp_path, "resume")  # 4 steps: goes on from step 2
     assert done.returncode == 0, done.stderr[-3000:]
     rank0, rank1 = ranks(tmp_path)
     assert torch.equal(rank0, rank1) and not torch.equal(rank0, first)
-    alone = single(saved_model, "resume", str(tmp_path / "ck_single.safetensors"))
+    alone = single(saved_micro, "resume", str(tmp_path / "ck_single.safetensors"))
     assert (alone == rank0).float().mean() > 0.99
 
 

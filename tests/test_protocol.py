@@ -2,8 +2,6 @@
 
 import json
 
-import pytest
-
 from sua_demo.attacks import AttackConfig, load_noise
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import GROUPS, attack_split, protocol_groups
@@ -30,14 +28,6 @@ def test_pixel_metrics_and_auroc():
     assert m["linf"] <= 4 / 255 + 1e-6 and m["psnr"] > 30 and 0.5 < m["ssim"] <= 1
     assert detector_auroc(torch.tensor([0.1, 0.2]), torch.tensor([0.3, 0.4])) == 1.0
     assert detector_auroc(torch.tensor([0.1, 0.3]), torch.tensor([0.1, 0.3])) == 0.5
-
-
-@pytest.fixture(scope="module")
-def saved_micro(micro_adapter, tmp_path_factory):
-    out = tmp_path_factory.mktemp("micro") / "m"
-    micro_adapter.model.save_pretrained(out)
-    micro_adapter.processor.save_pretrained(out)
-    return out
 
 
 def test_protocol_writes_a_complete_report(saved_micro, micro_bench, tmp_path):
