@@ -89,6 +89,9 @@ VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
         replace(BASE, eot_strength=0.5, steps=300, alpha=4 / 255, alpha_schedule="cosine"),
         GEN,
     ),
+    # MI-FGSM on top of the chosen recipe (BASE is it: AttackConfig's defaults), mu 1 as in the paper and 0.5
+    "gen_eot_half_steps300_cosine_momentum": (replace(BASE, optimizer="momentum"), GEN),
+    "gen_eot_half_steps300_cosine_momentum05": (replace(BASE, optimizer="momentum", momentum=0.5), GEN),
 }
 
 

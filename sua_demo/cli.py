@@ -38,7 +38,7 @@ ATTACK_FLAGS = {
     "alpha_schedule": "constant or cosine",
     "steps": "optimisation steps",
     "batch_size": "examples per step",
-    "optimizer": "pgd or adam",
+    "optimizer": "pgd, momentum (MI-FGSM) or adam",
     "loss": "answer term: nll or margin",
     "denoiser": "denoiser in the stealth term",
     "stealth_weight": "weight of 1 - cos(E(x+delta), E(D(x+delta)))",

@@ -99,7 +99,19 @@ def test_non_safetensors_and_wrong_resolution(tmp_path):
         load_noise(tmp_path / "missing.safetensors")
 
 
-@pytest.mark.parametrize("optimizer", ["pgd", "adam"])
+def test_momentum_steps_by_the_sign_of_the_decaying_sum_of_normalised_gradients(micro_adapter):
+    cfg = AttackConfig(optimizer="momentum", momentum=1.0, alpha=0.1, alpha_schedule="constant")
+    attack = ATTACKS.get("sua")(micro_adapter, cfg)
+    delta = torch.zeros(2)
+    attack.update(delta, torch.tensor([4.0, 4.0]), 0)  # normalised to [1, 1]: a plain sign step
+    assert torch.allclose(delta, torch.tensor([-0.1, -0.1]))
+    attack.update(delta, torch.tensor([-1.0, -3.0]), 1)  # normalised [-0.5, -1.5]; the sum [0.5, -0.5]
+    assert torch.allclose(delta, torch.tensor([-0.2, 0.0]))  # where plain PGD would step both up
+    with pytest.raises(SuaError, match="optimizer"):
+        ATTACKS.get("sua")(micro_adapter, AttackConfig(optimizer="sgd"))
+
+
+@pytest.mark.parametrize("optimizer", ["pgd", "momentum", "adam"])
 def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_bench, tmp_path, optimizer):
     bench, _ = micro_bench
     bank = ImageBank(bench, micro_adapter)
