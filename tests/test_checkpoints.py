@@ -1,6 +1,7 @@
 """The shipped checkpoints load offline and reproduce their recorded figures (on a subset, for speed)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,14 @@ def test_no_shipped_report_names_this_machines_folders():
     root = str(ROOT.parent.parent)  # the checkout
     texts = [p for p in ROOT.parent.rglob("*") if p.suffix in (".json", ".md")]
     assert texts and not [p for p in texts if root in p.read_text()]
+
+
+def test_the_recipe_table_is_what_its_shipped_run_files_give():
+    """`make recipes-table` is the only writer of recipes.md: the table and its ranking follow the run files."""
+    from bench.attack_recipes import summarise
+
+    make = (ROOT.parent.parent / "Makefile").read_text()
+    files = re.findall(r"\$\(R\)/(\w+\.json)", make.split("recipes-table:")[1].split("\n\n")[0])
+    assert files and all((NOISE_ROOT / "recipes" / f).is_file() for f in files)
+    expected = summarise([str(NOISE_ROOT / "recipes" / f) for f in files])
+    assert (NOISE_ROOT / "recipes.md").read_text() == expected
