@@ -39,6 +39,7 @@ ATTACK_FLAGS = {
     "steps": "optimisation steps",
     "batch_size": "examples per step",
     "optimizer": "pgd, momentum (MI-FGSM) or adam",
+    "momentum": "decay of the momentum optimizer's gradient sum",
     "loss": "answer term: nll or margin",
     "denoiser": "denoiser in the stealth term",
     "stealth_weight": "weight of 1 - cos(E(x+delta), E(D(x+delta)))",
