@@ -29,7 +29,7 @@ from sua_demo.models import load_adapter
 
 BASE = AttackConfig(precision="fp32")
 GEN: tuple[str, ...] = ("gen",)
-# name -> (config, tasks delta is fitted on)
+# name -> (config, tasks delta is fitted on); LOWFREQ's variants use the coarse-delta attack, the rest "sua"
 VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
     "shipped": (BASE, TASKS),
     "gen_only": (BASE, GEN),
@@ -92,7 +92,11 @@ VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
     # MI-FGSM on top of the chosen recipe (BASE is it: AttackConfig's defaults), mu 1 as in the paper and 0.5
     "gen_eot_half_steps300_cosine_momentum": (replace(BASE, optimizer="momentum"), GEN),
     "gen_eot_half_steps300_cosine_momentum05": (replace(BASE, optimizer="momentum", momentum=0.5), GEN),
+    # a coarse delta (sua_lowfreq): constant over 4x4 or 8x8 pixel squares of the 64-pixel image
+    "gen_eot_half_steps300_cosine_block4": (replace(BASE, block=4), GEN),
+    "gen_eot_half_steps300_cosine_block8": (replace(BASE, block=8), GEN),
 }
+LOWFREQ = {"gen_eot_half_steps300_cosine_block4", "gen_eot_half_steps300_cosine_block8"}
 
 
 def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> dict[str, Any]:
@@ -105,7 +109,8 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
         rows = []
         t0 = time.time()
         for seed in splits:
-            rec = validate(adapter, bank, bench, attack_split(bench, 0.5, seed), cfg, fit_tasks=tasks)  # type: ignore[arg-type]
+            attack = "sua_lowfreq" if name in LOWFREQ else "sua"
+            rec = validate(adapter, bank, bench, attack_split(bench, 0.5, seed), cfg, attack, tasks)  # type: ignore[arg-type]
             rows.append({g: {c: rec[c][g]["gen_em"] for c in rec} for g in VAL_GROUPS})
         gains = {g: [100 * (r[g]["delta"] - r[g]["clean"]) for r in rows] for g in VAL_GROUPS}
         out["variants"][name] = {

@@ -40,6 +40,7 @@ ATTACK_FLAGS = {
     "batch_size": "examples per step",
     "optimizer": "pgd, momentum (MI-FGSM) or adam",
     "momentum": "decay of the momentum optimizer's gradient sum",
+    "block": "sua_lowfreq: side of the pixel squares delta is constant over",
     "loss": "answer term: nll or margin",
     "denoiser": "denoiser in the stealth term",
     "stealth_weight": "weight of 1 - cos(E(x+delta), E(D(x+delta)))",

@@ -111,6 +111,21 @@ def test_momentum_steps_by_the_sign_of_the_decaying_sum_of_normalised_gradients(
         ATTACKS.get("sua")(micro_adapter, AttackConfig(optimizer="sgd"))
 
 
+def test_the_coarse_delta_stays_constant_over_its_blocks(micro_adapter, micro_bench):
+    bench, _ = micro_bench
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))
+    cfg = AttackConfig(steps=3, batch_size=4, eot=False, precision="fp32", block=8, random_start=True)
+    delta = (
+        ATTACKS.get("sua_lowfreq")(micro_adapter, cfg)
+        .run(ImageBank(bench, micro_adapter), examples, progress=False)
+        .delta
+    )
+    blocks = delta.unfold(1, 8, 8).unfold(2, 8, 8)  # (3, 8, 8, 8, 8): channel, block row, block column, pixels
+    assert delta.abs().max() > 0 and torch.equal(blocks, blocks[..., :1, :1].expand_as(blocks))
+    with pytest.raises(SuaError, match="block"):
+        ATTACKS.get("sua_lowfreq")(micro_adapter, AttackConfig(block=5))
+
+
 @pytest.mark.parametrize("optimizer", ["pgd", "momentum", "adam"])
 def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_bench, tmp_path, optimizer):
     bench, _ = micro_bench
