@@ -59,7 +59,8 @@ worlds: install
 R := checkpoints/noise/recipes
 recipes-table: install
 	$(VENV)/bin/python bench/attack_recipes.py --summarise $(R)/idk.json $(R)/idk_eot.json $(R)/idk_eot2.json \
-	    $(R)/idk_momentum.json $(R)/grad_diff.json $(R)/grad_diff_momentum.json > checkpoints/noise/recipes.md
+	    $(R)/idk_momentum.json $(R)/idk_block.json \
+	    $(R)/grad_diff.json $(R)/grad_diff_momentum.json $(R)/grad_diff_block.json > checkpoints/noise/recipes.md
 
 # The residual-knowledge audit of three shipped models (after `make noises`: it reads their deltas).
 audits: install
