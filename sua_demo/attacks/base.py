@@ -115,7 +115,8 @@ class UniversalAttack(ABC):
         self.cfg = cfg
         self.denoiser = build_denoiser(cfg.denoiser)
         self._adam: torch.optim.Optimizer | None = None
-        self._velocity: torch.Tensor | None = None  # the "momentum" optimizer's gradient sum
+        self._velocity: torch.Tensor | None = None  # the "momentum" optimizer's gradient sum; like Adam's moments,
+        # it is not saved in checkpoints, so a resumed run starts it afresh
         self._delta: torch.Tensor | None = None
         self.best: Noise | None = None  # the delta at the lowest smoothed loss of the last run
 
