@@ -59,8 +59,9 @@ worlds: install
 R := checkpoints/noise/recipes
 recipes-table: install
 	$(VENV)/bin/python bench/attack_recipes.py --summarise $(R)/idk.json $(R)/idk_eot.json $(R)/idk_eot2.json \
-	    $(R)/idk_momentum.json $(R)/idk_block.json \
-	    $(R)/grad_diff.json $(R)/grad_diff_momentum.json $(R)/grad_diff_block.json > checkpoints/noise/recipes.md
+	    $(R)/idk_momentum.json $(R)/idk_block.json $(R)/idk_retain.json $(R)/idk_gate.json \
+	    $(R)/grad_diff.json $(R)/grad_diff_momentum.json $(R)/grad_diff_block.json $(R)/grad_diff_retain.json \
+	    $(R)/grad_diff_gate.json $(R)/grad_diff_steps1000.json > checkpoints/noise/recipes.md
 
 # The residual-knowledge audit of three shipped models (after `make noises`: it reads their deltas).
 audits: install

@@ -22,8 +22,8 @@ import numpy as np
 from sua_demo.attacks import AttackConfig
 from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig
-from sua_demo.data import ImageBank
-from sua_demo.eval.recovery import TASKS, attack_split
+from sua_demo.data import ImageBank, image_examples
+from sua_demo.eval.recovery import RETAIN_PEOPLE, TASKS, attack_split
 from sua_demo.eval.validation import VAL_GROUPS, validate
 from sua_demo.models import load_adapter
 
@@ -95,6 +95,14 @@ VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
     # a coarse delta (sua_lowfreq): constant over 4x4 or 8x8 pixel squares of the 64-pixel image
     "gen_eot_half_steps300_cosine_block4": (replace(BASE, block=4), GEN),
     "gen_eot_half_steps300_cosine_block8": (replace(BASE, block=8), GEN),
+    # keep retain people's answers as they were (KL to the clean answers on their train photos): a delta that
+    # may not damage recognition on people the model still knows may keep more of it on people it hides
+    "gen_eot_half_steps300_cosine_retain1": (replace(BASE, retain_kl_weight=1.0), GEN),
+    "gen_eot_half_steps300_cosine_retain3": (replace(BASE, retain_kl_weight=3.0), GEN),
+    # the refusal gate as the main term (IDK refuses; GradDiff gives wrong answers instead): opening the gate
+    # without fitting the attacker's own answers might carry further to people delta never saw
+    "gen_eot_half_steps300_cosine_gate10": (replace(BASE, gate_weight=10.0), GEN),
+    "gen_eot_half_steps300_cosine_gate30": (replace(BASE, gate_weight=30.0), GEN),
 }
 LOWFREQ = {"gen_eot_half_steps300_cosine_block4", "gen_eot_half_steps300_cosine_block8"}
 
@@ -103,6 +111,7 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
     bench = build_bench(replace(BenchConfig(), seed=bench_seed))
     adapter = load_adapter(model)
     bank = ImageBank(bench, adapter)
+    retain_people = image_examples(bench, bench.retain_ids[:RETAIN_PEOPLE], "train", GEN)
     out: dict[str, Any] = {"model": model, "bench_seed": bench_seed, "splits": splits, "variants": {}}
     for name in variants:
         cfg, tasks = VARIANTS[name]
@@ -110,7 +119,8 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
         t0 = time.time()
         for seed in splits:
             attack = "sua_lowfreq" if name in LOWFREQ else "sua"
-            rec = validate(adapter, bank, bench, attack_split(bench, 0.5, seed), cfg, attack, tasks)  # type: ignore[arg-type]
+            retain = retain_people if cfg.retain_kl_weight > 0 else None
+            rec = validate(adapter, bank, bench, attack_split(bench, 0.5, seed), cfg, attack, tasks, retain=retain)  # type: ignore[arg-type]
             rows.append({g: {c: rec[c][g]["gen_em"] for c in rec} for g in VAL_GROUPS})
         gains = {g: [100 * (r[g]["delta"] - r[g]["clean"]) for r in rows] for g in VAL_GROUPS}
         out["variants"][name] = {

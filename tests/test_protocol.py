@@ -91,3 +91,39 @@ def test_protocol_studies_budget_purification_and_the_reference_preset(saved_mic
     from sua_demo.plots import budget_figure
 
     assert len(budget_figure(curves).data) == 5  # four groups and the AUROC
+
+
+def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
+    """Recipes are chosen on the attacker's side: fitting and scoring never touch a held-out photo or an unseen
+    person; a retain term reads the retain examples it is given and nothing else."""
+    from pathlib import Path
+
+    from sua_demo.bench import build_bench
+    from sua_demo.config import BenchConfig
+    from sua_demo.data import ImageBank, image_examples
+    from sua_demo.eval.validation import VAL_GROUPS, validate, validation_split
+    from sua_demo.models import load_adapter
+
+    bench = build_bench(BenchConfig())
+    adapter = load_adapter(Path(__file__).resolve().parent.parent / "checkpoints" / "tiny-llava" / "idk")
+    bank = ImageBank(bench, adapter)
+    seen: set[tuple[int, int]] = set()
+    real_get = bank.get
+
+    def spy(examples):
+        seen.update((e.person_id, e.photo) for e in examples)
+        return real_get(examples)
+
+    monkeypatch.setattr(bank, "get", spy)
+    split = attack_split(bench, 0.5, seed=1)
+    retain = image_examples(bench, bench.retain_ids[:2], "train", ("gen",))
+    cfg = AttackConfig(steps=2, batch_size=8, precision="fp32", retain_kl_weight=1.0)
+    rec = validate(adapter, bank, bench, split, cfg, fit_tasks=("gen",), retain=retain)
+    vs = validation_split(bench, split)
+    assert sorted(vs.fit_ids + vs.val_ids) == split.attacker_ids and not set(vs.fit_ids) & set(vs.val_ids)
+    forget = {(p, ph) for p, ph in seen if p in bench.forget_ids}
+    assert {p for p, _ in forget} == set(split.attacker_ids)
+    assert all(ph in bench.person(p).photo_indices("train") for p, ph in forget)
+    others = {(p, ph) for p, ph in seen if p not in bench.forget_ids}
+    assert others and others <= {(e.person_id, e.photo) for e in retain}  # the retain term drew from its own
+    assert set(rec["delta"]) == set(VAL_GROUPS) and rec["delta"]["fit"]["gen_n"] > 0

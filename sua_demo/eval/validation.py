@@ -71,9 +71,11 @@ def validate(
     fit_tasks: tuple[Task, ...] = TASKS,
     score_tasks: tuple[Task, ...] = ("gen",),
     progress: bool = False,
+    retain: list[Example] | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """Fit a delta with `cfg` on the validation split's fit images; scores clean and with delta per group."""
+    """Fit a delta with `cfg` on the validation split's fit images (and `retain`, for a retain term); scores
+    clean and with delta per group."""
     vs = validation_split(bench, split)
     fit = validation_groups(bench, vs, fit_tasks)["fit"]
-    noise = ATTACKS.get(attack)(adapter, replace(cfg, seed=split.seed)).run(bank, fit, progress=progress)
+    noise = ATTACKS.get(attack)(adapter, replace(cfg, seed=split.seed)).run(bank, fit, retain, progress=progress)
     return recovery(adapter, bank, validation_groups(bench, vs, score_tasks), {"clean": None, "delta": noise})
