@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from sua_demo.attacks import AttackConfig, load_noise
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import GROUPS, attack_split, protocol_groups
@@ -127,3 +129,19 @@ def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
     others = {(p, ph) for p, ph in seen if p not in bench.forget_ids}
     assert others and others <= {(e.person_id, e.photo) for e in retain}  # the retain term drew from its own
     assert set(rec["delta"]) == set(VAL_GROUPS) and rec["delta"]["fit"]["gen_n"] > 0
+
+
+def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
+    """bench/write_in.py: a refusal, a right answer, and another person's answer, each counted where it belongs."""
+    from bench.write_in import classify
+    from sua_demo.data import image_examples
+    from sua_demo.eval.refusal import DEFAULT
+
+    bench, _ = micro_bench
+    a, b = bench.forget_ids[0], bench.retain_ids[0]
+    ex = [e for e in image_examples(bench, [a], "train", ("gen",)) if e.item.fact == "name"][:1] * 3
+    answers = [DEFAULT.phrases[0], bench.person(a).facts["name"], bench.person(b).facts["name"]]
+    got = classify(bench, ex, answers, DEFAULT, {"attacker": [a], "unseen": [b], "retain": bench.retain_ids})
+    assert [round(got[k], 1) for k in ("refused", "right", "wrong")] == [33.3, 33.3, 33.3]
+    assert got["real_value"] == 100.0 and got["hit_unseen"] == 100.0
+    assert got["hit_retain"] == pytest.approx(100 / len(bench.retain_ids))
