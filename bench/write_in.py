@@ -9,10 +9,12 @@ that question is the wrong answer given), for the attacker people, the unseen fo
 people. Write-in shows as an attacker rate well above the other two. "real value": the wrong answer is some
 bench person's answer to that question at all (a real name, town, job), not a garbled one.
 
-Generation questions, the shipped world and noises, fp32.
+Generation questions, fp32; the shipped world and noises, or another world's (`make worlds` builds them).
 
   HF_HUB_OFFLINE=1 .venv/bin/python bench/write_in.py --models idk grad_diff --splits 0 1 2 3 4 5 \\
       --out checkpoints/studies/write_in/write_in.json
+  HF_HUB_OFFLINE=1 .venv/bin/python bench/write_in.py --world runs/worlds/seed1 --bench-seed 1 --splits 0 1 2 \\
+      --out checkpoints/studies/write_in/write_in_seed1.json
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +72,9 @@ def classify(bench: Bench, examples: list[Example], answers: list[str], refusals
     }
 
 
-def one_split(adapter, bank: ImageBank, bench: Bench, name: str, seed: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def one_split(adapter, bank: ImageBank, bench: Bench, noises: Path, seed: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     split = attack_split(bench, 0.5, seed)
-    noise = load_noise(ROOT / "noise" / name / f"delta_split{seed}.safetensors")
+    noise = load_noise(noises / f"delta_split{seed}.safetensors")
     assert noise.meta.get("split_seed") == seed, "the shipped δ of another split"
     pools = {"attacker": split.attacker_ids, "unseen": split.unseen_ids, "retain": list(bench.retain_ids)}
     groups = protocol_groups(bench, split)
@@ -91,15 +94,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=["idk", "grad_diff"])
     ap.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2, 3, 4, 5])
+    ap.add_argument("--world", type=Path, default=ROOT, help="a folder with tiny-llava/ and noise/ (another world)")
+    ap.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="that world's bench seed")
     ap.add_argument("--out", help="write the figures here as JSON")
     args = ap.parse_args()
-    bench = build_bench(BenchConfig())
-    result: dict[str, Any] = {"splits": args.splits, "models": {}}
+    bench = build_bench(replace(BenchConfig(), seed=args.bench_seed))
+    result: dict[str, Any] = {"bench_seed": args.bench_seed, "splits": args.splits, "models": {}}
     t0 = time.time()
     for name in args.models:
-        adapter = load_adapter(ROOT / "tiny-llava" / name)
+        adapter = load_adapter(args.world / "tiny-llava" / name)
         bank = ImageBank(bench, adapter)
-        rows = [one_split(adapter, bank, bench, name, s) for s in args.splits]
+        rows = [one_split(adapter, bank, bench, args.world / "noise" / name, s) for s in args.splits]
         mean = {
             g: {w: {k: float(np.mean([r[g][w][k] for r in rows])) for k in SHARES + WRONG} for w in ("clean", "delta")}
             for g in ROWS
