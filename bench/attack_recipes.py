@@ -111,7 +111,7 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
     bench = build_bench(replace(BenchConfig(), seed=bench_seed))
     adapter = load_adapter(model)
     bank = ImageBank(bench, adapter)
-    retain_people = image_examples(bench, bench.retain_ids[:RETAIN_PEOPLE], "train", GEN)
+    retain_examples = image_examples(bench, bench.retain_ids[:RETAIN_PEOPLE], "train", GEN)
     out: dict[str, Any] = {"model": model, "bench_seed": bench_seed, "splits": splits, "variants": {}}
     for name in variants:
         cfg, tasks = VARIANTS[name]
@@ -119,7 +119,7 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
         t0 = time.time()
         for seed in splits:
             attack = "sua_lowfreq" if name in LOWFREQ else "sua"
-            retain = retain_people if cfg.retain_kl_weight > 0 else None
+            retain = retain_examples if cfg.retain_kl_weight > 0 else None
             rec = validate(adapter, bank, bench, attack_split(bench, 0.5, seed), cfg, attack, tasks, retain=retain)  # type: ignore[arg-type]
             rows.append({g: {c: rec[c][g]["gen_em"] for c in rec} for g in VAL_GROUPS})
         gains = {g: [100 * (r[g]["delta"] - r[g]["clean"]) for r in rows] for g in VAL_GROUPS}

@@ -35,59 +35,93 @@ from sua_demo.config import BenchConfig
 from sua_demo.data import Example, ImageBank
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.recovery import answers_with, attack_split, protocol_groups
+from sua_demo.eval.refusal import Refusals
 from sua_demo.models import load_adapter
+from sua_demo.models.base import VisionLanguageAdapter
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 GROUPS = ("b_attacker_heldout", "c_unseen_heldout", "retain_heldout")
 ROWS = tuple(r for g in GROUPS for r in (g, f"{g}/name"))  # every question, and the name question alone
-SHARES = ("refused", "right", "wrong")  # % of the group's answers
+SHARES = ("refused", "right", "wrong")  # counted over the group's answers
 POOLS = ("attacker", "unseen", "retain")
-WRONG = ("real_value", *(f"hit_{p}" for p in POOLS))  # % of its wrong answers, and per-person hit rates
+WRONG = ("real_value", *(f"hit_{p}" for p in POOLS))  # counted over its wrong answers (hits: summed fractions)
 
 
-def classify(bench: Bench, examples: list[Example], answers: list[str], refusals, pools: dict[str, list[int]]):  # type: ignore[no-untyped-def]
-    """Shares of refused / right / wrong answers; of the wrong ones, how many are real values, and each pool's
-    per-person hit rate."""
+def count(
+    bench: Bench, examples: list[Example], answers: list[str], refusals: Refusals, pools: dict[str, list[int]]
+) -> dict[str, float]:
+    """Counts, not rates, so that splits pool by their sizes: answers, refused / right / wrong ones, wrong ones
+    that are some other person's answer to that question, and per pool the summed share of its people (the
+    person asked about left out) whose answer it is. Needs a fact on every question (the synthetic bench)."""
     everyone = [p.id for p in bench.people]
     said = {(it.person_id, it.fact): it.answer for it in bench.items(everyone, tasks=("gen",), modalities=("image",))}
-    shares = dict.fromkeys(SHARES, 0.0)
-    wrong = dict.fromkeys(WRONG, 0.0)
+    out = dict.fromkeys(("n", *SHARES, *WRONG), 0.0)
     for ex, ans in zip(examples, answers, strict=True):
         pid, fact = ex.person_id, ex.item.fact
+        out["n"] += 1
         if refusals.is_refusal(ans):
-            shares["refused"] += 1
-            continue
-        if exact_match(ans, ex.item.answer):
-            shares["right"] += 1
-            continue
-        shares["wrong"] += 1
-        wrong["real_value"] += any(exact_match(ans, said[q, fact]) for q in everyone if q != pid)
-        for name, ids in pools.items():
-            others = [q for q in ids if q != pid]
-            wrong[f"hit_{name}"] += sum(exact_match(ans, said[q, fact]) for q in others) / max(len(others), 1)
-    n_wrong = max(shares["wrong"], 1.0)
+            out["refused"] += 1
+        elif exact_match(ans, ex.item.answer):
+            out["right"] += 1
+        else:
+            out["wrong"] += 1
+            out["real_value"] += any(exact_match(ans, said[q, fact]) for q in everyone if q != pid)
+            for name, ids in pools.items():
+                others = [q for q in ids if q != pid]  # a pool of the asked person alone has no hits
+                out[f"hit_{name}"] += sum(exact_match(ans, said[q, fact]) for q in others) / max(len(others), 1)
+    return out
+
+
+def rates(c: dict[str, float]) -> dict[str, float | None]:
+    """% of the answers for the shares, % of the wrong answers for the rest (None where there are none)."""
     return {
-        **{k: 100 * v / len(examples) for k, v in shares.items()},
-        **{k: 100 * v / n_wrong for k, v in wrong.items()},
+        **{k: 100 * c[k] / c["n"] if c["n"] else None for k in SHARES},
+        **{k: 100 * c[k] / c["wrong"] if c["wrong"] else None for k in WRONG},
     }
 
 
-def one_split(adapter, bank: ImageBank, bench: Bench, noises: Path, seed: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def one_split(
+    adapter: VisionLanguageAdapter, bank: ImageBank, bench: Bench, noises: Path, seed: int
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Counts per row (group, and its name question alone), clean and with the split's δ."""
     split = attack_split(bench, 0.5, seed)
     noise = load_noise(noises / f"delta_split{seed}.safetensors")
     assert noise.meta.get("split_seed") == seed, "the shipped δ of another split"
     pools = {"attacker": split.attacker_ids, "unseen": split.unseen_ids, "retain": list(bench.retain_ids)}
     groups = protocol_groups(bench, split)
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, dict[str, float]]] = {}
     for g in GROUPS:
         ex = [e for e in groups[g] if e.item.task == "gen"]
         names = [i for i, e in enumerate(ex) if e.item.fact == "name"]  # unique per person: no chance collisions
         for which, n in (("clean", None), ("delta", noise)):
             ans = answers_with(adapter, bank, ex, n)
-            out.setdefault(g, {})[which] = classify(bench, ex, ans, adapter.refusals, pools)
+            out.setdefault(g, {})[which] = count(bench, ex, ans, adapter.refusals, pools)
             named = [ex[i] for i in names], [ans[i] for i in names]
-            out.setdefault(f"{g}/name", {})[which] = classify(bench, *named, adapter.refusals, pools)
+            out.setdefault(f"{g}/name", {})[which] = count(bench, *named, adapter.refusals, pools)
     return out
+
+
+def summarise(rows: list[dict[str, dict[str, dict[str, float]]]]) -> dict[str, Any]:
+    """Per row and condition: rates pooled over splits, and the attacker - retain hit rate per split (mean, sd
+    over the splits that have wrong answers), the paired test of write-in."""
+    out: dict[str, Any] = {}
+    for g in ROWS:
+        for w in ("clean", "delta"):
+            pooled = {k: sum(r[g][w][k] for r in rows) for k in rows[0][g][w]}
+            diffs = [
+                100 * (r[g][w]["hit_attacker"] - r[g][w]["hit_retain"]) / r[g][w]["wrong"]
+                for r in rows
+                if r[g][w]["wrong"]
+            ]
+            out.setdefault(g, {})[w] = {
+                **rates(pooled),
+                "attacker_minus_retain": [float(np.mean(diffs)), float(np.std(diffs)), len(diffs)] if diffs else None,
+            }
+    return out
+
+
+def cell(a: float | None, b: float | None) -> str:
+    return " → ".join("–" if v is None else f"{v:.1f}" for v in (a, b))
 
 
 def main() -> None:
@@ -105,18 +139,20 @@ def main() -> None:
         adapter = load_adapter(args.world / "tiny-llava" / name)
         bank = ImageBank(bench, adapter)
         rows = [one_split(adapter, bank, bench, args.world / "noise" / name, s) for s in args.splits]
-        mean = {
-            g: {w: {k: float(np.mean([r[g][w][k] for r in rows])) for k in SHARES + WRONG} for w in ("clean", "delta")}
-            for g in ROWS
-        }
-        result["models"][name] = {"per_split": rows, "mean": mean}
+        summary = summarise(rows)
+        result["models"][name] = {"per_split": rows, "pooled": summary}
         took = time.time() - t0
-        print(f"\n{name}: clean → δ, % of answers (of wrong answers), mean over splits {args.splits} ({took:.0f} s)\n")
-        print("| group | " + " | ".join(k.replace("_", " ") for k in SHARES + WRONG) + " |")
-        print("|---|" + "---|" * len(SHARES + WRONG))
+        print(
+            f"\n{name}: clean → δ, % of answers (of wrong answers), pooled over splits {args.splits} ({took:.0f} s)\n"
+        )
+        keys = SHARES + WRONG
+        print("| group | " + " | ".join(k.replace("_", " ") for k in keys) + " | attacker − retain, per split |")
+        print("|---|" + "---|" * (len(keys) + 1))
         for g in ROWS:
-            cells = [f"{mean[g]['clean'][k]:.1f} → {mean[g]['delta'][k]:.1f}" for k in SHARES + WRONG]
-            print(f"| {g} | " + " | ".join(cells) + " |")
+            c, d = summary[g]["clean"], summary[g]["delta"]
+            diff = d["attacker_minus_retain"]
+            paired = "–" if diff is None else f"{diff[0]:+.1f} ± {diff[1]:.1f} ({diff[2]})"
+            print(f"| {g} | " + " | ".join(cell(c[k], d[k]) for k in keys) + f" | {paired} |")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

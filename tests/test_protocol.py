@@ -132,16 +132,19 @@ def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
 
 
 def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
-    """bench/write_in.py: a refusal, a right answer, and another person's answer, each counted where it belongs."""
-    from bench.write_in import classify
+    """bench/write_in.py: a refusal, a right answer, another person's answer and a made-up one, each counted
+    where it belongs; the person asked about is left out of every pool; no wrong answers give no rate."""
+    from bench.write_in import count, rates
     from sua_demo.data import image_examples
     from sua_demo.eval.refusal import DEFAULT
 
     bench, _ = micro_bench
-    a, b = bench.forget_ids[0], bench.retain_ids[0]
-    ex = [e for e in image_examples(bench, [a], "train", ("gen",)) if e.item.fact == "name"][:1] * 3
-    answers = [DEFAULT.phrases[0], bench.person(a).facts["name"], bench.person(b).facts["name"]]
-    got = classify(bench, ex, answers, DEFAULT, {"attacker": [a], "unseen": [b], "retain": bench.retain_ids})
-    assert [round(got[k], 1) for k in ("refused", "right", "wrong")] == [33.3, 33.3, 33.3]
-    assert got["real_value"] == 100.0 and got["hit_unseen"] == 100.0
-    assert got["hit_retain"] == pytest.approx(100 / len(bench.retain_ids))
+    a, b = bench.retain_ids[:2]
+    ex = [e for e in image_examples(bench, [a], "train", ("gen",)) if e.item.fact == "name"][:1] * 4
+    answers = [DEFAULT.phrases[0], bench.person(a).facts["name"], bench.person(b).facts["name"], "Nobody Atall"]
+    pools = {"attacker": [a, bench.forget_ids[0]], "unseen": [a], "retain": list(bench.retain_ids)}
+    got = rates(count(bench, ex, answers, DEFAULT, pools))
+    assert [got[k] for k in ("refused", "right", "wrong")] == [25.0, 25.0, 50.0]
+    assert got["real_value"] == 50.0 and got["hit_attacker"] == 0.0
+    assert got["hit_retain"] == pytest.approx(50 / (len(bench.retain_ids) - 1))  # a left out: one hit in 1 of 2
+    assert rates(count(bench, ex[:1], answers[:1], DEFAULT, pools))["hit_retain"] is None
