@@ -49,10 +49,10 @@ checkpoints: install
 noises: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-noises --models checkpoints/tiny-llava --out checkpoints/noise
 
-# Two more worlds (bench seeds 1 and 2) with the shipped recipes: models and noises under runs/worlds (not shipped),
+# Three more worlds (bench seeds 1, 2 and 3) with the shipped recipes: models and noises under runs/worlds (not shipped),
 # their summary beside the shipped world's in checkpoints/noise/worlds.{json,md}. Run after `make noises`.
 worlds: install
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-worlds --seeds 1 2 --root runs/worlds --noise checkpoints/noise
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-worlds --seeds 1 2 3 --root runs/worlds --noise checkpoints/noise
 
 # The recipe's attacker-side validation: run files from `bench/attack_recipes.py --model M --variants ... --out`
 # (hours on 2 cores, on world 0's models) in checkpoints/noise/recipes/, and their table.

@@ -178,8 +178,12 @@ def test_the_ddpm_purifier_ships_small_and_denoises():
 
 
 def test_worlds_summary_names_every_world():
+    """worlds.json holds the shipped world and every seed `make worlds` builds, each over >= 3 splits."""
     summary = json.loads((NOISE_ROOT / "worlds.json").read_text())
+    make = (ROOT.parent.parent / "Makefile").read_text()
+    seeds = re.search(r"build-worlds --seeds ([\d ]+) ", make).group(1).split()
     assert len(summary["worlds"]) >= 3 and any("shipped" in w for w in summary["worlds"])
+    assert {f"seed{s}" for s in seeds} <= set(summary["worlds"])
     row = summary["models"]["idk"]["c_unseen_heldout/gain_sua"]
     assert set(row["per_world"]) == set(summary["worlds"]) and all(n >= 3 for n in row["splits"].values())
 
