@@ -103,6 +103,8 @@ VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
     # without fitting the attacker's own answers might carry further to people delta never saw
     "gen_eot_half_steps300_cosine_gate10": (replace(BASE, gate_weight=10.0), GEN),
     "gen_eot_half_steps300_cosine_gate30": (replace(BASE, gate_weight=30.0), GEN),
+    # both: the write-in study (bench/write_in.py) found the opened gate's wrong answers to be recognition errors
+    "gen_eot_half_steps300_cosine_gate10_retain1": (replace(BASE, gate_weight=10.0, retain_kl_weight=1.0), GEN),
 }
 LOWFREQ = {"gen_eot_half_steps300_cosine_block4", "gen_eot_half_steps300_cosine_block8"}
 
