@@ -134,7 +134,7 @@ def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
 def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
     """bench/write_in.py: a refusal, a right answer, another person's answer and a made-up one, each counted
     where it belongs; the person asked about is left out of every pool; no wrong answers give no rate."""
-    from bench.write_in import count, rates
+    from bench.write_in import answers_by_fact, count, rates
     from sua_demo.data import image_examples
     from sua_demo.eval.refusal import DEFAULT
 
@@ -143,8 +143,9 @@ def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
     ex = [e for e in image_examples(bench, [a], "train", ("gen",)) if e.item.fact == "name"][:1] * 4
     answers = [DEFAULT.phrases[0], bench.person(a).facts["name"], bench.person(b).facts["name"], "Nobody Atall"]
     pools = {"attacker": [a, bench.forget_ids[0]], "unseen": [a], "retain": list(bench.retain_ids)}
-    got = rates(count(bench, ex, answers, DEFAULT, pools))
+    said = answers_by_fact(bench)
+    got = rates(count(ex, answers, DEFAULT, pools, said))
     assert [got[k] for k in ("refused", "right", "wrong")] == [25.0, 25.0, 50.0]
     assert got["real_value"] == 50.0 and got["hit_attacker"] == 0.0
     assert got["hit_retain"] == pytest.approx(50 / (len(bench.retain_ids) - 1))  # a left out: one hit in 1 of 2
-    assert rates(count(bench, ex[:1], answers[:1], DEFAULT, pools))["hit_retain"] is None
+    assert rates(count(ex[:1], answers[:1], DEFAULT, pools, said))["hit_retain"] is None
