@@ -71,3 +71,27 @@ def test_reports_name_folders_inside_the_checkout_relatively(tmp_path):
 
     assert shown_path(CHECKPOINTS / "tiny-llava" / "retrain") == "checkpoints/tiny-llava/retrain"
     assert shown_path(tmp_path / "m") == str(tmp_path / "m")  # elsewhere: as given
+
+
+def test_a_method_is_read_against_plain_asking_not_against_itself(micro_adapter, micro_bench, monkeypatch):
+    """Text-only and rephrased questions are other questions: their gain counts from the bench's own question
+    on the clean held-out photo of the same (person, fact), not from their own answers (which made it 0)."""
+    from sua_demo.audit.asking import TextOnly
+    from sua_demo.audit.base import AuditContext, baseline, clean_scores, run_method
+    from sua_demo.data import ImageBank
+    from sua_demo.eval.recovery import attack_split
+
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    ctx = AuditContext(bench, {"unlearned": (micro_adapter, bank), "retrain": (micro_adapter, bank)},
+                       attack_split(bench, 0.5, 0), retain_people=2)  # fmt: skip
+    asked, _ = TextOnly().answers(ctx, "unlearned")
+    base = baseline(ctx, asked)
+    assert base and all(e.photo is not None for e in base)  # the photo question, not the text one
+    assert {(e.person_id, e.item.fact) for e in base} == {(e.person_id, e.item.fact) for e in asked}
+    monkeypatch.setattr(TextOnly, "answers", lambda self, ctx, role: (asked, [e.item.answer for e in asked]))
+    out = run_method("text_only", ctx)["unlearned"]
+    assert out["clean"] == clean_scores(ctx, "unlearned", base)
+    assert all(out["em"][g] == 100 for g in out["em"])
+    assert out["gain"] == {g: 100 - out["clean"][g] for g in out["em"]}
+    assert any(out["gain"][g] > 0 for g in out["gain"])  # an untrained model does not already know every answer

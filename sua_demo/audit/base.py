@@ -102,7 +102,7 @@ def run_method(name: str, ctx: AuditContext) -> dict[str, Any]:
     for role in ROLES:
         examples, answers = method.answers(ctx, role)
         em = scores(ctx, examples, answers)
-        clean = clean_scores(ctx, role, examples)
+        clean = clean_scores(ctx, role, baseline(ctx, examples))
         out[role] = {"em": em, "clean": clean, "gain": {g: em[g] - clean[g] for g in em}}
         if role == "unlearned":
             out["states"] = states(examples, answers)
@@ -112,8 +112,16 @@ def run_method(name: str, ctx: AuditContext) -> dict[str, Any]:
     return out
 
 
+def baseline(ctx: AuditContext, examples: list[Example]) -> list[Example]:
+    """What a method's answers are read against: the bench's own question on the clean held-out photos, for the
+    same (person, fact) pairs the method asked. A method that asks in other words or without a photo is so
+    compared with plain asking, not with itself."""
+    asked = {(e.person_id, e.item.fact) for e in examples}
+    return [e for e in ctx.asked() if (e.person_id, e.item.fact) in asked]
+
+
 def clean_scores(ctx: AuditContext, role: str, examples: list[Example]) -> dict[str, float]:
-    """The same questions with the clean model and the clean photo (or no photo, for text-only ones)."""
+    """These questions, as they are, with the clean model: the baseline a method's gain is counted from."""
     from sua_demo.eval.evaluate import answer
 
     key = ("clean", role, tuple((e.person_id, e.photo, e.item.question) for e in examples))

@@ -79,11 +79,13 @@ def audit_models(
     t0 = time.time()
     unlearned, retrain = names
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    groups: dict[str, str] = {}  # the first split's group of every person asked: the states come from that split
     bar = tqdm(total=len(methods) * len(splits), desc="audit", disable=not progress)
     for seed in splits:
         path = Path(noise_dir) / f"delta_split{seed}.safetensors" if noise_dir else None
         noise = load_noise(path, models["unlearned"][0].image_size) if path and path.is_file() else None
         ctx = AuditContext(bench, models, attack_split(bench, 0.5, seed), noise, people=people, quick=quick)
+        groups = groups or {str(e.person_id): ctx.group_of(e.person_id) for e in ctx.asked()}
         for name in methods:
             if name in ("sua", "random_noise") and noise is None:
                 bar.update()
@@ -99,6 +101,7 @@ def audit_models(
         "people": people,
         "summary": summary,
         "states": {name: rs[0]["states"] for name, rs in runs.items() if rs},
+        "groups": groups,
         "runs": runs,
         "seconds": round(time.time() - t0, 1),
     }
@@ -139,28 +142,37 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def audit_figure(report: dict[str, Any]) -> Any:
-    """Forget people x facts per method: recovered (green), not (grey) or refused (dark), first split."""
+    """People x facts per method: recovered (green), not (light) or refused (dark), first split; blank where a
+    method does not ask that fact (text only names the person in the question, so it has no name question)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     states = report["states"]
+    groups = report.get("groups", {})
     names = [m for m in states if m != "clean"]
-    keys = sorted(states[names[0]], key=lambda k: (int(k.split("/")[0]), k.split("/")[1]))
-    people = sorted({int(k.split("/")[0]) for k in keys})
+    keys = {k for n in names for k in states[n]}
+    people = sorted({int(k.split("/")[0]) for k in keys}, key=lambda p: (groups.get(str(p)) == "retain", p))
     facts = sorted({k.split("/")[1] for k in keys})
+    short = {"attacker_people": "attacker", "unseen_people": "unseen", "retain": "retain"}
+    rows_shown = [f"#{p} {short.get(groups.get(str(p), ''), '')}".strip() for p in people]
     code = {"refused": 0, "not": 1, "recovered": 2}
     cols = min(4, len(names))
     rows = -(-len(names) // cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[LABELS.get(n, n) for n in names],
                         horizontal_spacing=0.03, vertical_spacing=0.08)  # fmt: skip
     for i, name in enumerate(names):
-        z = [[code[states[name].get(f"{p}/{f}", "not")] for f in facts] for p in people]
+        z = [[code.get(states[name].get(f"{p}/{f}", ""), None) for f in facts] for p in people]
         fig.add_trace(
-            go.Heatmap(z=z, x=facts, y=[f"#{p}" for p in people], zmin=0, zmax=2, showscale=False,
+            go.Heatmap(z=z, x=facts, y=rows_shown, zmin=0, zmax=2, showscale=False, hoverongaps=False,
                        colorscale=[[0, "#444"], [0.5, "#ddd"], [1, "#2ca25f"]],
                        hovertemplate="%{y} %{x}<extra>" + name + "</extra>"),
             row=i // cols + 1, col=i % cols + 1,
         )  # fmt: skip
-    fig.update_layout(height=260 * rows, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      title="recovered (green) · not (light) · refused (dark), per forget person and fact")  # fmt: skip
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=rows_shown, tickfont={"size": 9})
+    fig.update_yaxes(showticklabels=False)
+    for r in range(1, rows + 1):
+        fig.update_yaxes(showticklabels=True, row=r, col=1)
+    fig.update_layout(height=max(260, 14 * len(people) + 60) * rows, margin={"l": 10, "r": 10, "t": 60, "b": 10},
+                      title="recovered (green) · not (light) · refused (dark) · blank: not asked; forget people "
+                            "(attacker / unseen by δ, first split) above retain people")  # fmt: skip
     return fig
