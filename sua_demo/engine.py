@@ -230,7 +230,7 @@ class Engine:
     def examples(self, sess: Session) -> list[dict[str, Any]]:
         """The model's guided examples: as shipped (examples.json, measured by `make noises`), else measured now
         on its shipped noise (a few seconds, once per model)."""
-        if not sess.examples and sess.shipped_noise is not None and sess.name == sess.noise_owner:
+        if sess.examples is None and sess.shipped_noise is not None and sess.name == sess.noise_owner:
             vanilla, retrain = self.controls(sess)
             sess.examples = guided_examples(
                 self.bench,
@@ -240,7 +240,7 @@ class Engine:
                 self.random_noise(sess, sess.shipped_noise.eps),
                 (retrain.adapter, retrain.bank) if retrain else None,
             )
-        return sess.examples
+        return sess.examples or []
 
     # -- optimise now ---------------------------------------------------------------------
     def optimise(
@@ -284,7 +284,9 @@ class Engine:
                 noise = attack.run(sess.bank, examples, callback=step, progress=False, meta=meta)
             except _Stopped as stopped:
                 noise = Noise(attack.current_delta(), cfg.eps, {**meta, "step": stopped.step, "stopped_early": True})
-        best = attack.best if not noise.meta.get("stopped_early") else None
+                best = attack.best_so_far()
+            else:
+                best = attack.best
         for n in (noise, best):
             if n is not None:
                 n.meta["model"] = public_name(sess.name)  # never a server path

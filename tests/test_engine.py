@@ -25,7 +25,9 @@ def test_stop_ends_early_and_keeps_the_delta_so_far(engine, idk):
 
     noise, best = engine.optimise(idk, steps=50, on_step=on_step, stop=stop)
     assert [i for i, _ in seen] == [1, 2] and seen[-1][1] > 0  # the live preview sees the delta as it grows
-    assert noise.meta["stopped_early"] and noise.meta["step"] == 2 and best is None
+    assert noise.meta["stopped_early"] and noise.meta["step"] == 2
+    assert best is not None and best.meta["kept"] == "best" and 1 <= best.meta["step"] <= 2  # lowest loss so far
+    assert best.meta["model"] == "idk" and "smoothed_loss" in best.meta
     assert 0 < float(noise.delta.abs().max()) <= 16 / 255 + 1e-6 and noise.meta["model"] == "idk"
 
 

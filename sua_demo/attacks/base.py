@@ -111,6 +111,8 @@ class UniversalAttack(ABC):
             isinstance(cfg.steps, int) and cfg.steps >= 0 and isinstance(cfg.batch_size, int) and cfg.batch_size > 0
         ):
             raise BadValueError(f"steps must be >= 0 and batch_size >= 1, got {cfg.steps!r} and {cfg.batch_size!r}")
+        if cfg.alpha == 0 and cfg.optimizer != "adam" and cfg.steps > 0:
+            raise BadValueError("alpha is 0: sign steps of size 0 never move delta; give a step size (e.g. 1/255)")
         self.adapter = adapter
         self.cfg = cfg
         self.denoiser = build_denoiser(cfg.denoiser)
@@ -119,6 +121,7 @@ class UniversalAttack(ABC):
         # it is not saved in checkpoints, so a resumed run starts it afresh
         self._delta: torch.Tensor | None = None
         self.best: Noise | None = None  # the delta at the lowest smoothed loss of the last run
+        self._best_so_far: tuple[float, int, torch.Tensor, dict[str, Any]] | None = None
 
     @abstractmethod
     def objective(
@@ -186,7 +189,7 @@ class UniversalAttack(ABC):
         """Optimise delta; under a launcher with N processes each takes 1/N of every batch (same result)."""
         cfg = self.cfg
         device = self.adapter.device
-        chosen = resolve(cfg.precision, device)
+        chosen = resolve(cfg.precision, device, self.adapter.dtype)
         meta = {**(meta or {}), **chosen.as_meta()}
         with attack_mode(self.adapter.model, device, chosen.dtype, cfg.threads, cfg.compile, self.adapter.towers()):
             return self._loop(bank, examples, retain, checkpoint, callback, progress, meta, chosen.dtype)
@@ -198,7 +201,7 @@ class UniversalAttack(ABC):
         what the budget can do to a seen image. Each row's loss depends on its own delta only."""
         cfg = self.cfg
         device = self.adapter.device
-        chosen = resolve(cfg.precision, device)
+        chosen = resolve(cfg.precision, device, self.adapter.dtype)
         x = x.to(device)
         self._adam = self._velocity = None
         delta = self.init_delta(tuple(x.shape), torch.Generator().manual_seed(cfg.seed)).to(device)
@@ -243,6 +246,7 @@ class UniversalAttack(ABC):
         delta = delta.to(device).requires_grad_(True)
         parallel.broadcast_(delta)
         self._adam, self._velocity, self._delta = None, None, delta
+        self._best_so_far = None
         stats: dict[str, float] = {}
         smooth, best_loss, best_step, best = None, math.inf, start, delta.detach().cpu().clone()
         t0 = time.time()
@@ -277,6 +281,7 @@ class UniversalAttack(ABC):
             smooth = stats["loss"] if smooth is None else 0.9 * smooth + 0.1 * stats["loss"]
             if smooth < best_loss:  # batches and jitter vary, so "best" is judged on the smoothed loss
                 best_loss, best_step, best = smooth, step + 1, delta.detach().cpu().clone()
+                self._best_so_far = (best_loss, best_step, best, {**info, **stats})
             bar.set_postfix(loss=f"{stats['loss']:.3f}")
             if main and checkpoint is not None and (step + 1) % cfg.checkpoint_every == 0:
                 save_noise(self._noise(delta, {**info, "step": step + 1, **stats}), checkpoint)
@@ -288,6 +293,13 @@ class UniversalAttack(ABC):
         if main and checkpoint is not None:
             save_noise(noise, checkpoint)
         return noise
+
+    def best_so_far(self) -> Noise | None:
+        """The lowest-loss delta of the run in progress (or just cut short by its callback), None before a step."""
+        if self._best_so_far is None:
+            return None
+        loss, step, delta, meta = self._best_so_far
+        return self._noise(delta, {**meta, "step": step, "smoothed_loss": loss, "kept": "best"})
 
     def _noise(self, delta: torch.Tensor, meta: dict[str, Any]) -> Noise:
         d = delta.detach().cpu().clone()
@@ -320,7 +332,11 @@ def _check_resumable(saved: dict[str, Any], run: dict[str, Any], path: str | Pat
     pairs = [(k, saved.get(k), run[k]) for k in run if k != "config" and k.removesuffix("_reason") not in RESUMABLE]
     settings = saved["config"]
     pairs += [(k, settings[k], v) for k, v in run["config"].items() if k not in RESUMABLE and k in settings]
-    changed = [f"{k}={was!r} (now {now!r})" for k, was, now in pairs if was != now]
+
+    def shown(k: str, v: Any) -> str:  # budgets as the CLI takes them, in 1/255
+        return f"{v * 255:g}/255" if k in ("eps", "alpha", "adam_lr") and isinstance(v, (int, float)) else repr(v)
+
+    changed = [f"{k}={shown(k, was)} (now {shown(k, now)})" for k, was, now in pairs if was != now]
     if changed:
         raise SuaError(f"{path} comes from another run: {', '.join(changed)}; delete it or choose another checkpoint")
     done, asked = int(saved.get("step", 0)), int(run["config"]["steps"])
