@@ -25,7 +25,7 @@ def load_model(model: str, person: str = "", role_filter: str = "unseen by δ") 
     """Load a model (shipped name, or a folder / Hub id where allowed): status, gallery, people and examples."""
     p = state().load(model, person, role_filter)
     people = gr.update(choices=p.labels, value=p.person)
-    thumbs = gr.update(value=p.thumbs, label=f"people: badges for {model}'s shipped δ (click to pick)")
+    thumbs = gr.update(value=p.thumbs, label=f"people: {p.badges} (click to pick)")
     photo = gr.update() if p.photo is None else gr.update(value=p.photo)  # a model change keeps the photo too
     return p.status, thumbs, people, photo, gr.update(samples=p.samples)
 
@@ -118,7 +118,7 @@ def build_app() -> gr.Blocks:
                 noise_source = gr.Radio(d.sources, value="shipped", label="noise δ", elem_id="source", scale=2)
                 run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
             examples = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[], type="index",
-                                  label="examples: unseen people on whom the shipped δ brings most back (measured)",
+                                  label="examples: unseen people on whom the shipped δ beats its controls most",
                                   elem_id="examples", samples_per_page=4)  # fmt: skip
             with gr.Row():
                 with gr.Column(scale=2, min_width=260):
@@ -162,12 +162,12 @@ def build_app() -> gr.Blocks:
             with gr.Accordion("Optimise a noise now", open=False):
                 with gr.Row():
                     eps = gr.Slider(1, 32, value=d.eps, step=1, label="ε (/255)")
-                    steps = gr.Slider(5, 300, value=d.steps, step=5, label="steps")
+                    steps = gr.Slider(5, 300, value=d.steps, step=5, label="steps", elem_id="opt-steps")
                     stealth = gr.Slider(0, 200, value=d.stealth, step=10, label="stealth weight λ")
                     opt_denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser in the loss")
                 with gr.Row():
                     opt_btn, stop_btn = gr.Button("Optimise", variant="primary"), gr.Button("Stop")
-                opt_status = gr.Markdown(elem_id="opt-status")
+                opt_status = gr.Markdown(state().estimate(d.model, d.steps), elem_id="opt-status")
                 with gr.Row():
                     loss_plot, delta_view = gr.Plot(label="loss"), gr.Image(label="δ so far (amplified)", height=220)
                 download = gr.File(label="the noise: last and lowest-loss δ", file_count="multiple", interactive=False)
@@ -204,17 +204,20 @@ def build_app() -> gr.Blocks:
         pick = handler(lambda m, i: (*state().example(m, i), None))  # an example: its person and photo, no upload
         apply(examples.click(pick, [model, examples], [person, photo, upload], api_name=False))
         apply(gallery.select(pick_thumbnail, [model, role], [person, upload], api_name=False))
-        for event in (person.input, photo.release, noise_source.input, denoiser.input, upload.upload, upload.clear):
+        for event in (person.input, photo.release):  # a bench person or photo picked: your own photo goes
+            apply(event(lambda: None, None, upload, api_name=False, trigger_mode="always_last"))
+        for event in (noise_source.input, noise_file.upload, noise_file.clear, denoiser.input, upload.upload,
+                      upload.clear, question.submit):  # fmt: skip
             apply(event(lambda: None, None, None, api_name=False, trigger_mode="always_last"))
         apply(run_btn.click(lambda: None, None, None, api_name=False), api=True)
         role.change(handler(lambda m, r: state().thumbs(m, r)), [model, role], gallery, api_name=False)
         maps = handler(lambda m, d: state().stealth_maps(m, d))  # the stealthy δ beside the one without the term
         stealth_box.expand(maps, [model, denoiser], [stealthy_map, plain_map, map_caption], api_name=False)
         steps.release(handler(lambda m, n: state().estimate(m, n)), [model, steps], opt_status, api_name=False)
-        opt_btn.click(arm_stop, None, None, queue=False, api_name=False).then(
+        apply(opt_btn.click(arm_stop, None, None, queue=False, api_name=False).then(
             optimise, [model, eps, steps, opt_denoiser, stealth], [loss_plot, opt_status, delta_view, download,
             optimised, noise_source], api_name="optimise", concurrency_limit=1, concurrency_id="optimise",
-        )  # fmt: skip
+        ).success(lambda: None, None, None, api_name=False))  # the source is now the new δ: its answers  # fmt: skip
         stop_btn.click(stop, None, opt_status, api_name="stop", queue=False)
         audit_tab.select(audit, [model], [audit_text, audit_plot], api_name=False)
         audit_btn.click(audit, [model, person], [audit_text, audit_plot], api_name="audit", concurrency_id="optimise")
@@ -227,8 +230,9 @@ def main() -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     serve_pages_on_one_thread()
+    demo = build_app()  # first: it times an attack step (to size Optimise), which the warm-up would slow down
     threading.Thread(target=warm_up, args=(state(),), daemon=True).start()
-    build_app().queue(default_concurrency_limit=2).launch(**launch_kwargs(state().scratch.root))
+    demo.queue(default_concurrency_limit=2).launch(**launch_kwargs(state().scratch.root))
 
 
 if __name__ == "__main__":

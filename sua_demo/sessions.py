@@ -41,7 +41,7 @@ class Session:
     noise_owner: str = ""  # the model the shipped noise was optimised on (vanilla and retrain borrow IDK's)
     plain_noise: Noise | None = None  # the same-budget delta without the stealth term, where shipped
     report: dict[str, Any] | None = None  # the shipped recovery report (report.json), where there is one
-    examples: list[dict[str, Any]] = field(default_factory=list)  # measured guided examples (examples.json)
+    examples: list[dict[str, Any]] | None = None  # measured guided examples (examples.json); None: not measured yet
     maps: OrderedDict[str, Any] = field(default_factory=OrderedDict)  # noise fingerprint -> fitted map
     attack_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -120,7 +120,8 @@ class SessionCache:
         note = f"the noise shipped for {name}" if own else f"the {folder.name} model's noise (the same-delta control)"
         plain_file = folder / "delta_plain_split0.safetensors"
         plain = load_noise(plain_file, adapter.image_size) if plain_file.is_file() else None
-        examples = (_json(folder / "examples.json") or {}).get("examples", []) if own else []
+        shipped = _json(folder / "examples.json") if own else None
+        examples = shipped.get("examples", []) if shipped else None
         return Session(name, adapter, bank, noise, note, folder.name, plain, _json(folder / "report.json"), examples)
 
 

@@ -114,6 +114,36 @@ def test_an_upload_is_shown_with_the_banner(browser, app_url, tmp_path):
         expect(page.locator("#preview")).to_contain_text("your photo", timeout=90_000)
         expect(page.locator("#verdict .headline")).to_contain_text("δ changed", timeout=90_000)
         shot(page, "upload.png")
+        other = next(label for label in app_labels() if label.startswith("#2 "))
+        page.locator("#person input").fill(other)
+        page.keyboard.press("Enter")  # a bench person picked: your photo goes, their photo and answers come
+        expect(page.locator("#note")).to_contain_text("#2 ", timeout=90_000)
+        expect(page.locator("#preview")).not_to_contain_text("your photo")
+        expect(page.locator("#banner")).not_to_contain_text("fictitious")
+    finally:
+        page.close()
+
+
+def app_labels():
+    import app
+
+    return app.state().load("idk").labels
+
+
+def test_an_optimised_noise_is_what_the_answers_then_use(browser, app_url):
+    from playwright.sync_api import expect
+
+    page = open_page(browser, app_url, 1400, 1000)
+    try:
+        expect(page.locator("#note")).to_contain_text("noise shipped", timeout=90_000)
+        page.get_by_text("Optimise a noise now").click()
+        steps = page.locator("#opt-steps input[type=number]")
+        steps.fill("5")
+        steps.press("Enter")
+        page.get_by_role("button", name="Optimise", exact=True).click()
+        expect(page.locator("#opt-status")).to_contain_text("done", timeout=120_000)
+        expect(page.locator("#note")).to_contain_text("optimised noise (ε 16/255, 5 steps)", timeout=90_000)
+        shot(page, "optimised_then_answers.png")
     finally:
         page.close()
 

@@ -97,7 +97,7 @@ def figure(points: list[dict[str, Any]], title: str = "", height: int = 420) -> 
                 x=[p["x"] for p in path],
                 y=[p["y"] for p in path],
                 mode="markers",
-                name="your photo",
+                name="this photo (clean → noisy → denoised)",
                 marker={
                     "symbol": "star",
                     "size": 18,

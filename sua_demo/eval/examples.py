@@ -1,7 +1,7 @@
 """Guided examples for the app, chosen from measured results rather than by hand.
 
-For a model and its shipped delta: every forget person delta never saw, ranked by how many answers delta
-brings back across their photos beyond what its controls give (random noise of the same eps, the retrain
+For a model and its shipped delta: every forget person delta never saw on whom it brings back more answers across
+their photos than its controls give, ranked by that margin (random noise of the same eps, the retrain
 control with the same delta); for each, the photo on which the most facts come back with delta alone.
 """
 
@@ -39,7 +39,8 @@ def guided_examples(
     vanilla: Model | None = None,
     k: int = 4,
 ) -> list[dict[str, Any]]:
-    """Up to k examples, best first: {person, photo, brought_back, correct{...}, wins_on_photo, total}."""
+    """Up to k examples, best first: {person, photo, brought_back, correct{...}, wins_on_photo, total}. Only people
+    on whom delta brings back more than both controls give count; there may be none (a model delta cannot open)."""
     found = []
     for pid in split.unseen_ids:
         answers = person_answers(bench, pid, unlearned, noise, random, vanilla, retrain)
@@ -60,5 +61,6 @@ def guided_examples(
                 "total": v.total,
             }
         )
-    found.sort(key=lambda e: (e["wins_on_photo"] > 0, e["above_controls"], e["brought_back"]), reverse=True)
+    found = [e for e in found if e["above_controls"] > 0]  # an example shows delta beating both of its controls
+    found.sort(key=lambda e: (e["above_controls"], e["wins_on_photo"] > 0, e["brought_back"]), reverse=True)
     return found[:k]

@@ -47,13 +47,13 @@ def handler(fn: Callable) -> Callable:
             with torch_threads(SERVING_THREADS):  # heavy jobs run on a fresh thread of their own (speed.py)
                 return fn(*args, **kwargs)
         except SuaError as err:
-            raise gr.Error(_logged(fn, err)) from None
+            raise gr.Error(_logged(fn, err), print_exception=False) from None
 
     @functools.wraps(fn)
     def streamed(*args: Any, **kwargs: Any) -> Any:
         try:
             yield from fn(*args, **kwargs)
         except SuaError as err:
-            raise gr.Error(_logged(fn, err)) from None
+            raise gr.Error(_logged(fn, err), print_exception=False) from None
 
     return gpu(streamed if inspect.isgeneratorfunction(fn) else wrapped)

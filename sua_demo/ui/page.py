@@ -122,7 +122,7 @@ def render(engine: Engine, inp: Inputs, scratch: exports.Scratch | None = None) 
     if scratch is not None:
         files = [str(f) for f in exports.write_story(scratch.folder(), story, noise_label, inp.denoiser)]
     return Page(
-        note=" ".join([note, *notes]),
+        note=" · ".join([note, *notes]),
         table=story_html(story),
         preview=display(story.clean),
         preview_caption=who,
@@ -214,7 +214,8 @@ def examples(engine: Engine, model: str) -> list[dict[str, Any]]:
     for e in engine.examples(sess):
         label = person_label(engine, int(e["person"]), engine.role(int(e["person"]), sess.shipped_noise))
         text = f"#{e['person']} {engine.person(int(e['person'])).name} · photo {e['photo']} · "
-        out.append({**e, "label": label, "text": text + f"δ brings back {e['brought_back']}/{e['total']}"})
+        back = f"δ: +{e['above_controls']} answers over its controls ({e['brought_back']}/{e['total']} back)"
+        out.append({**e, "label": label, "text": text + back})
     return out
 
 

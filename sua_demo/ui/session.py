@@ -59,6 +59,7 @@ class Loaded:
     person: str
     photo: int | None  # the example's photo when the person comes from an example, else unchanged
     samples: list[list[str]] = field(default_factory=list)
+    badges: str = ""  # whose split the gallery's badges (attacker set / unseen by δ) follow
 
 
 class AppState:
@@ -83,7 +84,9 @@ class AppState:
         else:
             chosen, photo = labels[0], None
         samples = [[e["text"]] for e in examples]
-        return Loaded(page.load_status(eng, model), thumbs, labels, chosen, photo, samples)
+        own = eng.session(model).shipped_noise is not None
+        badges = f"badges for {model}'s shipped δ" if own else "badges for split 0, the one 'Optimise' fits on"
+        return Loaded(page.load_status(eng, model), thumbs, labels, chosen, photo, samples, badges)
 
     def thumbs(self, model: str, role_filter: str) -> list[tuple[Any, str]]:
         return page.gallery(self.engine, model, role_filter)[0]
