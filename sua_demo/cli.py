@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from sua_demo.cli_flags import add_config_flags, config_from
+from sua_demo.cli_flags import add_config_flags, config_from, fraction, positive_int
 from sua_demo.config import CHECKPOINTS, BenchConfig
-from sua_demo.errors import SuaError
+from sua_demo.errors import BadValueError, SuaError
 
 TINY = CHECKPOINTS / "tiny-llava"
 log = logging.getLogger("sua")
@@ -152,6 +152,13 @@ def cmd_attack(args: argparse.Namespace) -> None:
     from sua_demo.eval.recovery import RETAIN_PEOPLE, attack_split, attacker_examples, split_meta
 
     check_device_map(args.device_map)
+    cfg = _attack_config(args)
+    if cfg.steps < 1 and args.attack != "random":
+        raise BadValueError(f"--steps must be at least 1 for an optimised noise, got {cfg.steps}")
+    if Path(args.out).is_dir():
+        raise BadValueError(
+            f"--out {args.out} is a folder; name the noise file, e.g. {Path(args.out) / 'delta.safetensors'}"
+        )
     device = init_from_env()  # under `accelerate launch`: one process per GPU, each a shard of every batch
     if device is not None:
         args.device = str(device)
@@ -159,7 +166,6 @@ def cmd_attack(args: argparse.Namespace) -> None:
     split = attack_split(bench, args.attacker_fraction, args.split_seed)
     adapter = _load_model(args, args.model)
     bank = ImageBank(bench, adapter)
-    cfg = _attack_config(args)
     retain_ids = bench.retain_ids[:RETAIN_PEOPLE]
     retain = image_examples(bench, retain_ids, "train", ("gen",)) if cfg.retain_kl_weight > 0 else None
     meta = {**split_meta(split), "denoiser": cfg.denoiser}
@@ -281,14 +287,14 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from sua_demo.models import load_adapter
 
     bench = build_bench()
-    pid = args.person or bench.forget_ids[0]
+    pid = bench.forget_ids[0] if args.person is None else args.person
     person = bench.person(pid)
-    print(f"person {pid}: {person.name} ({bench.split_of(pid)} set), held-out photo")
     examples = image_examples(bench, [pid], "heldout", ("gen",), photos_per_person=1)
     rows = {}
     for name in ("vanilla", args.model):
         adapter = load_adapter(TINY / name)
         rows[name] = answer(adapter, ImageBank(bench, adapter), examples)
+    print(f"person {pid}: {person.name} ({bench.split_of(pid)} set), held-out photo")
     for i, ex in enumerate(examples):
         print(f"  Q: {ex.item.question}\n     truth: {ex.item.answer}")
         for name, answers in rows.items():
@@ -297,7 +303,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
     bench = BenchConfig()  # the shipped checkpoints' bench, so that no flag means the same people
-    p.add_argument("--people", type=int, default=bench.n_people, help="number of fictitious people")
+    p.add_argument("--people", type=positive_int, default=bench.n_people, help="number of fictitious people")
     p.add_argument(
         "--forget", type=int, default=round(bench.forget_fraction * 100), choices=(5, 10, 15), help="forget split, %%"
     )
@@ -330,7 +336,7 @@ def parser() -> argparse.ArgumentParser:
     p = bench.add_parser("sheet", help="contact sheet PNG of the people")
     _bench_args(p)
     p.add_argument("--out", default="bench_sheet.png")
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=positive_int, default=100, help="at most this many people on the sheet")
     p.set_defaults(func=cmd_bench_sheet)
 
     from sua_demo.config import TrainConfig
@@ -356,7 +362,9 @@ def parser() -> argparse.ArgumentParser:
     _bench_args(p)
     p.add_argument("model", help="model folder (or LoRA adapter folder)")
     _model_args(p)
-    p.add_argument("--photos-per-person", type=int, default=None)
+    p.add_argument(
+        "--photos-per-person", type=positive_int, default=None, help="only the first k photos of each split per person"
+    )
     p.add_argument("--out", help="write the JSON report here (and a .md beside it)")
     p.set_defaults(func=cmd_eval)
 
@@ -367,7 +375,9 @@ def parser() -> argparse.ArgumentParser:
     def attack_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--preset", default="default", choices=list(PRESETS), help="start from these settings")
         add_config_flags(p, AttackConfig, ATTACK_FLAGS)
-        p.add_argument("--attacker-fraction", type=float, default=0.5, help="share of forget people the attacker uses")
+        p.add_argument(
+            "--attacker-fraction", type=fraction, default=0.5, help="share of forget people the attacker uses"
+        )
         p.add_argument("--fit-tasks", nargs="+", default=list(FIT_TASKS), choices=TASKS, help="tasks delta fits on")
 
     p = sub.add_parser("attack", help="optimise a universal noise against a model")
@@ -375,7 +385,7 @@ def parser() -> argparse.ArgumentParser:
     attack_args(p)
     p.add_argument("model")
     p.add_argument("--attack", choices=ATTACKS.names(), default="sua")
-    p.add_argument("--split-seed", type=int, default=0)
+    p.add_argument("--split-seed", type=int, default=0, help="which attacker/unseen split of the forget people")
     _model_args(p)
     p.add_argument("--out", required=True, help="noise .safetensors (resumed if it exists with the same settings)")
     p.set_defaults(func=cmd_attack)
@@ -385,8 +395,10 @@ def parser() -> argparse.ArgumentParser:
     attack_args(p)
     p.add_argument("model", help="the unlearned model")
     p.add_argument("--retrain", default=str(TINY / "retrain"), help="the retrain control")
-    p.add_argument("--vanilla", default=str(TINY / "vanilla"))
-    p.add_argument("--splits", type=int, default=3, help="attacker/unseen splits to average over")
+    p.add_argument(
+        "--vanilla", default=str(TINY / "vanilla"), help="the model before unlearning, for the report's first column"
+    )
+    p.add_argument("--splits", type=positive_int, default=3, help="attacker/unseen splits to average over")
     p.add_argument("--no-extras", action="store_true", help="skip the no-stealth ablation and per-image PGD")
     p.add_argument("--budgets", type=float, nargs="*", default=[], help="eps (/255) of budget curves, e.g. 2 4 8 16")
     p.add_argument("--purifiers", nargs="*", default=[], help="denoisers to put in front of the model, e.g. jpeg")
@@ -424,7 +436,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="the unlearned model (a folder)")
     p.add_argument("--retrain", default=str(TINY / "retrain"), help="the retrain control: every method's control")
     p.add_argument("--noise-dir", help="folder of delta_split<N>.safetensors (default: the shipped noises)")
-    p.add_argument("--splits", type=int, default=3)
+    p.add_argument("--splits", type=positive_int, default=3, help="attacker/unseen splits to average over")
     p.add_argument("--out", help="folder for audit.json and audit.md (default: checkpoints/audit/<model>)")
     p.set_defaults(func=cmd_audit)
 
@@ -436,19 +448,19 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "ddpm"))
-    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--steps", type=positive_int, default=3000)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_train_ddpm)
 
     p = sub.add_parser("train-dncnn", help="train the DnCNN denoiser on bench photos")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "dncnn.safetensors"))
-    p.add_argument("--steps", type=int, default=800)
+    p.add_argument("--steps", type=positive_int, default=800)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_train_dncnn)
 
     p = sub.add_parser("demo", help="ask the vanilla and an unlearned model about a forget-set person")
     p.add_argument("--model", default="idk", help="shipped unlearned model name")
-    p.add_argument("--person", type=int, default=None)
+    p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first forget person")
     p.set_defaults(func=cmd_demo)
     return ap
 

@@ -19,6 +19,28 @@ def _shown(name: str, value: Any) -> str:
     return f"{value * 255:g}" if name in PER_255 else str(value)
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (a count of people, photos, splits or steps)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """argparse type: a share strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {value}")
+    return value
+
+
 def add_config_flags(p: argparse.ArgumentParser, cls: type, helps: dict[str, str]) -> None:
     """One --flag per named field of `cls`, typed from its default; bool fields get --x / --no-x."""
     defaults = cls()

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 GROUP_LABELS = {
     "a_attacker_images": "attacker's photos",
-    "b_attacker_heldout": "attacker people, unseen photos",
+    "b_attacker_heldout": "attacker people, held-out photos",
     "c_unseen_train": "unseen people, train photos",
     "c_unseen_heldout": "unseen people, held-out photos",
     "retain_heldout": "retain people (should not move)",
@@ -55,14 +55,14 @@ def loss_figure(history: list[tuple[int, float]], total: int) -> go.Figure:
 
 
 def budget_figure(curves: dict[str, Any]) -> go.Figure:
-    """Recovery (generation exact match, mean ± sd over splits) and detector AUROC against eps.
+    """Gain over clean (generation exact match, points, mean ± sd over splits) and detector AUROC against eps.
 
     `curves`: {"eps_255": [...], "recovery": {group: {"mean": [...], "sd": [...]}}, "auroc": {"mean", "sd"}}.
     """
     from plotly.subplots import make_subplots
 
     eps = curves["eps_255"]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("recovery with δ (%)", "detector AUROC"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("gain with δ over clean (points)", "detector AUROC"))
     for group, c in curves["recovery"].items():
         fig.add_trace(
             go.Scatter(
@@ -85,5 +85,6 @@ def budget_figure(curves: dict[str, Any]) -> go.Figure:
             row=1, col=2,
         )  # fmt: skip
     fig.update_xaxes(title_text="ε (/255)")
+    fig.update_yaxes(title_text="exact match, δ − clean (points)", zeroline=True, row=1, col=1)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.25})
     return fig

@@ -28,7 +28,7 @@ MIN_SPEEDUP = 1.3  # bf16 must beat fp32 by this much to be worth its rounding
 class Precision:
     """What a run computes in, and why (written into every noise's and checkpoint's metadata)."""
 
-    name: str  # "bf16" or "fp32"
+    name: str  # "bf16" or "fp32" (autocast or not); the weights' dtype where they were loaded in half precision
     reason: str
 
     @property
@@ -87,13 +87,19 @@ def decide_cpu(native: Callable[[], bool], speedup: Callable[[], float]) -> Prec
 _logged: set[tuple[str, str]] = set()
 
 
-def resolve(precision: str, device: torch.device | str = "cpu") -> Precision:
-    """ "auto", "bf16" or "fp32" -> what to compute in on `device`; "auto" is logged once per process."""
+def resolve(precision: str, device: torch.device | str = "cpu", weights: torch.dtype = torch.float32) -> Precision:
+    """ "auto", "bf16" or "fp32" -> what to compute in on `device`; "auto" is logged once per process.
+
+    Weights already loaded in half precision (`--dtype float16 / bfloat16`) run in their own dtype: autocast
+    to bf16 over fp16 weights fails on CPU (mixed half types) and would round them twice on a GPU."""
     if precision not in CHOICES:
         raise BadValueError(f"precision must be one of {', '.join(CHOICES)}, got {precision!r}")
     kind = torch.device(device).type
     if precision == "fp32":
         return Precision("fp32", "asked for fp32")
+    if weights in (torch.float16, torch.bfloat16):
+        name = str(weights).removeprefix("torch.")
+        return Precision(name, f"weights loaded in {name}: computed in that dtype, no autocast")
     if kind == "cuda" and not torch.cuda.is_bf16_supported():
         if precision == "bf16":
             raise BadValueError("this GPU has no bf16; use precision 'fp32'")

@@ -119,3 +119,48 @@ def test_flags_come_from_the_configs_and_presets():
     assert config_from(args, TrainConfig()) == TrainConfig(retain_only=True, epochs=3)
     args = parser().parse_args(["unlearn", "--method", "idk", "--out", "x", "--lora"])
     assert config_from(args, UnlearnConfig(method="idk")) == UnlearnConfig(method="idk", lora=True)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["demo", "--person", "0"], "must be at least 1"),
+        (["eval", "idk", "--photos-per-person", "-2"], "must be at least 1"),
+        (["attack", "m", "--out", "x", "--attacker-fraction", "1.5"], "between 0 and 1"),
+        (["attack-eval", "m", "--out", "x", "--splits", "0"], "must be at least 1"),
+        (["bench", "sheet", "--limit", "0"], "must be at least 1"),
+    ],
+)
+def test_counts_and_shares_out_of_range_are_refused_by_argparse(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--device", "cuda:7"], "device 'cuda:7'"),
+        (["--device", "foo"], "unknown device 'foo'"),
+        (["--steps", "0"], "--steps must be at least 1"),
+        (["--alpha", "0"], "alpha is 0"),
+    ],
+)
+def test_attack_refuses_bad_settings_in_one_line_before_any_work(capsys, saved_micro, tmp_path, flags, message):
+    code, _, err = run(capsys, "attack", str(saved_micro), "--out", str(tmp_path / "d.safetensors"), *flags)
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "d.safetensors").exists()
+
+
+def test_attack_out_naming_a_folder_says_so(capsys, saved_micro, tmp_path):
+    code, _, err = run(capsys, "attack", str(saved_micro), "--out", str(tmp_path))
+    assert code == 2 and "is a folder" in err
+
+
+@pytest.mark.parametrize(
+    "flags, message", [(["--purifiers", "nope"], "nope"), (["--budgets", "-1"], "budgets are eps in 1/255")]
+)
+def test_attack_eval_checks_its_studies_before_optimising(capsys, saved_micro, tmp_path, flags, message):
+    argv = ["attack-eval", str(saved_micro), "--retrain", str(saved_micro), "--out", str(tmp_path), *flags]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and message in err and not any(tmp_path.glob("*.safetensors"))

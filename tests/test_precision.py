@@ -38,3 +38,28 @@ def test_the_choice_is_written_into_noise_metadata(micro_adapter, micro_bench):
         ImageBank(bench, micro_adapter), examples, progress=False
     )
     assert noise.meta["precision"] == "fp32" and noise.meta["precision_reason"] == "asked for fp32"
+
+
+@pytest.mark.parametrize("weights", [torch.float16, torch.bfloat16])
+def test_weights_loaded_in_half_precision_run_in_their_own_dtype(weights):
+    """No bf16 autocast over fp16 weights (it fails on CPU: mixed half types); fp32 stays fp32 when asked."""
+    for precision in ("auto", "bf16"):
+        chosen = resolve(precision, "cpu", weights)
+        assert chosen.dtype is None and chosen.name == str(weights).removeprefix("torch.")
+    assert resolve("fp32", "cpu", weights).name == "fp32"
+
+
+def test_an_attack_on_fp16_weights_runs(micro_adapter, micro_bench):
+    import copy
+
+    from sua_demo.attacks import ATTACKS, AttackConfig
+    from sua_demo.data import ImageBank
+    from sua_demo.eval.recovery import attack_split, attacker_examples
+
+    bench, _ = micro_bench
+    half = copy.copy(micro_adapter)
+    half.model = copy.deepcopy(micro_adapter.model).half()
+    noise = ATTACKS.get("sua")(half, AttackConfig(steps=2, batch_size=4)).run(
+        ImageBank(bench, half), attacker_examples(bench, attack_split(bench, 0.5, 0)), progress=False
+    )
+    assert noise.meta["precision"] == "float16" and torch.isfinite(noise.delta).all()

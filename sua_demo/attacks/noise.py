@@ -63,6 +63,8 @@ def _parse(value: str) -> Any:
 def load_noise(path: str | Path, resolution: int | None = None) -> Noise:
     """Load and check shape, dtype, finiteness, range and eps; each failure says what is wrong."""
     path = Path(path)
+    if path.is_dir():
+        raise SuaError(f"{path} is a folder; name the noise file itself, e.g. {path / 'delta.safetensors'}")
     if not path.is_file():
         raise SuaError(f"no noise file at {path}")
     try:

@@ -23,7 +23,8 @@ from sua_demo.attacks.per_image import per_image_pgd
 from sua_demo.attacks.presets import preset
 from sua_demo.bench.records import Bench, Task
 from sua_demo.data import Example, ImageBank
-from sua_demo.denoisers import build_denoiser
+from sua_demo.denoisers import DENOISERS, build_denoiser
+from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import Scores, answer, score
 from sua_demo.eval.recovery import (
     FIT_TASKS,
@@ -57,6 +58,18 @@ class ProtocolConfig:
     purifiers: tuple[str, ...] = ()  # denoisers whose D(x + delta) recovery is set beside x + delta
     reference: bool = False  # the public code's settings (attacks/presets.py) beside the recipe
     study_splits: int = 3  # how many splits the budget, purification and reference studies run on
+
+    def check(self) -> None:
+        """Every setting a run would trip on, refused before hours of optimisation rather than after."""
+        if not self.splits:
+            raise BadValueError("the protocol needs at least one attacker/unseen split (--splits >= 1)")
+        if not 0 < self.attacker_fraction < 1:
+            raise BadValueError(f"attacker_fraction must be between 0 and 1 (exclusive), got {self.attacker_fraction}")
+        bad = [b for b in self.budgets if not 0 < b <= 255]
+        if bad:
+            raise BadValueError(f"budgets are eps in 1/255, each in (0, 255]; got {bad}")
+        for name in self.purifiers:
+            DENOISERS.get(name)  # an unknown name raises with the list of known ones
 
 
 def _gain(rec: dict[str, dict[str, dict[str, float]]], cond: str, group: str, key: str = "gen_em") -> float:
@@ -280,6 +293,7 @@ def run_protocol(
     vanilla: str | Path | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
+    cfg.check()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"unlearned": unlearned, "retrain": retrain, **({"vanilla": vanilla} if vanilla else {})}

@@ -103,6 +103,11 @@ class VisionLanguageAdapter(ABC):
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """The weights' dtype (the first floating parameter's)."""
+        return next(p.dtype for p in self.model.parameters() if p.is_floating_point())
+
     def prompt_text(self, question: str, with_image: bool) -> str:
         content: list[dict[str, str]] = [{"type": "image"}] if with_image else []
         content.append({"type": "text", "text": question})

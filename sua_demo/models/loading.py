@@ -108,6 +108,26 @@ def _resolve_base(adapter_dir: Path) -> str:
     return str(local) if local.exists() else base
 
 
+def check_device(device: str | None) -> None:
+    """A device this torch can use, or one line saying why not (before any weights load)."""
+    if not device or device == "auto":
+        return
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise SuaError(f"unknown device {device!r}; use cpu, cuda, cuda:1, mps ... or auto") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise SuaError(f"device {device!r}: this torch sees no CUDA GPU (a CPU build, or no driver); use cpu or auto")
+    if (
+        kind == "cuda"
+        and torch.device(device).index is not None
+        and torch.device(device).index >= torch.cuda.device_count()
+    ):
+        raise SuaError(f"device {device!r}: there are {torch.cuda.device_count()} CUDA GPUs here")
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise SuaError(f"device {device!r}: MPS is not available here; use cpu or auto")
+
+
 def load_adapter(
     source: str | Path,
     dtype: str | torch.dtype | None = None,
@@ -123,6 +143,7 @@ def load_adapter(
     unless `trust_remote_code` says otherwise, since it runs code from the model folder."""
     from transformers import AutoConfig, AutoModelForImageTextToText
 
+    check_device(device)
     source = str(source)
     path = Path(source)
     looks_local = path.exists() or source.startswith((".", "/", "~")) or source.count("/") > 1
@@ -147,7 +168,7 @@ def load_adapter(
     except (OSError, ValueError, SafetensorError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise SuaError(
-            f"could not load {base}: {first}. Offline, a Hub model must already be in the local cache; "
+            f"could not load {base}: {first.rstrip('.')}. Offline, a Hub model must already be in the local cache; "
             "otherwise pass a local folder"
         ) from err
     if lora_dir is not None:

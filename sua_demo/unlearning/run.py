@@ -16,6 +16,7 @@ from sua_demo.bench.records import Bench
 from sua_demo.checkpoint import save_model_dir
 from sua_demo.config import BenchConfig, UnlearnConfig
 from sua_demo.data import ExampleSampler, ImageBank, image_examples, text_examples
+from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import evaluate
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.loading import load_adapter
@@ -79,6 +80,9 @@ def unlearn(
 ) -> UnlearnResult:
     seed_everything(cfg.seed)
     method_cls = METHODS.get(cfg.method)
+    for name in ("max_steps", "batch_size", "eval_every"):
+        if getattr(cfg, name) < 1:
+            raise BadValueError(f"{name} must be at least 1, got {getattr(cfg, name)}")
     adapter = load_adapter(start)
     reference = load_adapter(start) if method_cls.needs_reference else None
     if reference is not None:
