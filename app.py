@@ -140,7 +140,8 @@ def build_app() -> gr.Blocks:
                 upload = PhotoInput(type="filepath", sources=["upload", "webcam", "clipboard"], label="your photo",
                                   elem_id="upload", height=240)  # fmt: skip
                 question = gr.Textbox("", label="your own question (the preset questions are always asked)")
-                noise_file = gr.File(label="a noise .safetensors (source 'uploaded')", file_types=[".safetensors"])
+                noise_file = gr.File(label="a noise .safetensors (source 'uploaded')", file_types=[".safetensors"],
+                                     elem_id="noise-file")  # fmt: skip
                 vanilla = gr.Textbox(
                     "", label="your model's version before unlearning (folder or Hub id), for that column"
                 )
@@ -206,9 +207,11 @@ def build_app() -> gr.Blocks:
         apply(gallery.select(pick_thumbnail, [model, role], [person, upload], api_name=False))
         for event in (person.input, photo.release):  # a bench person or photo picked: your own photo goes
             apply(event(lambda: None, None, upload, api_name=False, trigger_mode="always_last"))
-        for event in (noise_source.input, noise_file.upload, noise_file.clear, denoiser.input, upload.upload,
-                      upload.clear, question.submit):  # fmt: skip
+        for event in (noise_source.input, denoiser.input, upload.upload, upload.clear, question.submit):
             apply(event(lambda: None, None, None, api_name=False, trigger_mode="always_last"))
+        unset = handler(lambda s: "shipped" if s == "uploaded" else s)  # a noise file given is the one meant
+        apply(noise_file.upload(lambda: "uploaded", None, noise_source, api_name=False))
+        apply(noise_file.clear(unset, noise_source, noise_source, api_name=False))
         apply(run_btn.click(lambda: None, None, None, api_name=False), api=True)
         role.change(handler(lambda m, r: state().thumbs(m, r)), [model, role], gallery, api_name=False)
         maps = handler(lambda m, d: state().stealth_maps(m, d))  # the stealthy δ beside the one without the term

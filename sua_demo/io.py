@@ -10,12 +10,20 @@ from typing import Any
 
 
 def _umask() -> int:
-    mask = os.umask(0)
+    """The process umask, read without changing it where Linux shows it (os.umask can only read by setting it,
+    which would race other threads creating files)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask
 
 
-_UMASK = _umask()  # read once at import: os.umask can only be read by setting it, which races other threads
+_UMASK = _umask()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -95,11 +95,11 @@ def resolve(precision: str, device: torch.device | str = "cpu", weights: torch.d
     if precision not in CHOICES:
         raise BadValueError(f"precision must be one of {', '.join(CHOICES)}, got {precision!r}")
     kind = torch.device(device).type
-    if precision == "fp32":
-        return Precision("fp32", "asked for fp32")
-    if weights in (torch.float16, torch.bfloat16):
+    if weights in (torch.float16, torch.bfloat16):  # before "fp32": half weights do not compute in fp32
         name = str(weights).removeprefix("torch.")
         return Precision(name, f"weights loaded in {name}: computed in that dtype, no autocast")
+    if precision == "fp32":
+        return Precision("fp32", "asked for fp32")
     if kind == "cuda" and not torch.cuda.is_bf16_supported():
         if precision == "bf16":
             raise BadValueError("this GPU has no bf16; use precision 'fp32'")

@@ -89,9 +89,14 @@ def test_a_method_is_read_against_plain_asking_not_against_itself(micro_adapter,
     base = baseline(ctx, asked)
     assert base and all(e.photo is not None for e in base)  # the photo question, not the text one
     assert {(e.person_id, e.item.fact) for e in base} == {(e.person_id, e.item.fact) for e in asked}
-    monkeypatch.setattr(TextOnly, "answers", lambda self, ctx, role: (asked, [e.item.answer for e in asked]))
+    # The clean model "knows" every answer on a photo and none without one, so the two readings differ: against
+    # the photo question the text-only gain is -100; against its own (text) questions it would be 0.
+    from sua_demo.eval import evaluate
+
+    monkeypatch.setattr(
+        evaluate, "answer", lambda a, b, ex: [e.item.answer if e.photo is not None else "?" for e in ex]
+    )
+    monkeypatch.setattr(TextOnly, "answers", lambda self, ctx, role: (asked, ["?"] * len(asked)))
     out = run_method("text_only", ctx)["unlearned"]
-    assert out["clean"] == clean_scores(ctx, "unlearned", base)
-    assert all(out["em"][g] == 100 for g in out["em"])
-    assert out["gain"] == {g: 100 - out["clean"][g] for g in out["em"]}
-    assert any(out["gain"][g] > 0 for g in out["gain"])  # an untrained model does not already know every answer
+    assert out["clean"] == clean_scores(ctx, "unlearned", base) and set(out["clean"].values()) == {100.0}
+    assert out["gain"] == {g: -100.0 for g in out["em"]}

@@ -130,6 +130,24 @@ def app_labels():
     return app.state().load("idk").labels
 
 
+def test_an_uploaded_noise_file_is_what_the_answers_then_use(browser, app_url):
+    from playwright.sync_api import expect
+
+    from sua_demo.config import CHECKPOINTS
+
+    page = open_page(browser, app_url, 1400, 1000)
+    try:
+        expect(page.locator("#note")).to_contain_text("noise shipped", timeout=90_000)
+        page.get_by_text("Your own photo, question, noise file or model").click()
+        page.locator("#noise-file input[type=file]").set_input_files(
+            str(CHECKPOINTS / "noise" / "idk" / "delta_plain_split0.safetensors")
+        )
+        expect(page.locator("#source input[value=uploaded]")).to_be_checked(timeout=30_000)
+        expect(page.locator("#note")).to_contain_text("uploaded noise", timeout=90_000)
+    finally:
+        page.close()
+
+
 def test_an_optimised_noise_is_what_the_answers_then_use(browser, app_url):
     from playwright.sync_api import expect
 
@@ -137,9 +155,11 @@ def test_an_optimised_noise_is_what_the_answers_then_use(browser, app_url):
     try:
         expect(page.locator("#note")).to_contain_text("noise shipped", timeout=90_000)
         page.get_by_text("Optimise a noise now").click()
-        steps = page.locator("#opt-steps input[type=number]")
-        steps.fill("5")
-        steps.press("Enter")
+        slider = page.locator("#opt-steps input[type=range]")
+        slider.focus()
+        slider.press("Home")  # the slider's least: 5 steps
+        expect(slider).to_have_value("5", timeout=10_000)
+        expect(page.locator("#opt-steps input[type=number]")).to_have_value("5", timeout=10_000)
         page.get_by_role("button", name="Optimise", exact=True).click()
         expect(page.locator("#opt-status")).to_contain_text("done", timeout=120_000)
         expect(page.locator("#note")).to_contain_text("optimised noise (ε 16/255, 5 steps)", timeout=90_000)

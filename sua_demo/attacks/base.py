@@ -28,7 +28,7 @@ from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.denoisers import build_denoiser
 from sua_demo.errors import BadValueError, SuaError
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.precision import resolve
+from sua_demo.precision import Precision, resolve
 from sua_demo.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -191,7 +191,9 @@ class UniversalAttack(ABC):
         device = self.adapter.device
         chosen = resolve(cfg.precision, device, self.adapter.dtype)
         meta = {**(meta or {}), **chosen.as_meta()}
-        with attack_mode(self.adapter.model, device, chosen.dtype, cfg.threads, cfg.compile, self.adapter.towers()):
+        with attack_mode(
+            self.adapter.model, device, self._half(chosen), cfg.threads, cfg.compile, self.adapter.towers()
+        ):
             return self._loop(bank, examples, retain, checkpoint, callback, progress, meta, chosen.dtype)
 
     def perturb_each(
@@ -206,7 +208,9 @@ class UniversalAttack(ABC):
         self._adam = self._velocity = None
         delta = self.init_delta(tuple(x.shape), torch.Generator().manual_seed(cfg.seed)).to(device)
         delta.requires_grad_(True)
-        with attack_mode(self.adapter.model, device, chosen.dtype, cfg.threads, cfg.compile, self.adapter.towers()):
+        with attack_mode(
+            self.adapter.model, device, self._half(chosen), cfg.threads, cfg.compile, self.adapter.towers()
+        ):
             for step in range(cfg.steps if steps is None else steps):
                 grad, _ = self._grad((x, delta, chunk, None, bank), chosen.dtype)
                 with torch.no_grad():
@@ -293,6 +297,12 @@ class UniversalAttack(ABC):
         if main and checkpoint is not None:
             save_noise(noise, checkpoint)
         return noise
+
+    def _half(self, chosen: Precision) -> torch.dtype | None:
+        """The half dtype the step computes in (autocast's, or the weights' own), None in fp32: attack_mode picks
+        its CPU kernels by it."""
+        weights = self.adapter.dtype
+        return chosen.dtype or (weights if weights in (torch.float16, torch.bfloat16) else None)
 
     def best_so_far(self) -> Noise | None:
         """The lowest-loss delta of the run in progress (or just cut short by its callback), None before a step."""

@@ -103,7 +103,7 @@ def run_method(name: str, ctx: AuditContext) -> dict[str, Any]:
         examples, answers = method.answers(ctx, role)
         em = scores(ctx, examples, answers)
         clean = clean_scores(ctx, role, baseline(ctx, examples))
-        out[role] = {"em": em, "clean": clean, "gain": {g: em[g] - clean[g] for g in em}}
+        out[role] = {"em": em, "clean": clean, "gain": {g: em[g] - clean[g] for g in em if g in clean}}
         if role == "unlearned":
             out["states"] = states(examples, answers)
     out["above_control"] = {

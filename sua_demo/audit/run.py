@@ -122,7 +122,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# Residual-knowledge audit: {report['unlearned']}",
         "",
-        f"Generation exact match on held-out photos, gain over the clean question in points; splits "
+        f"Generation exact match on held-out photos, gain over the clean question in points (text only: the "
+        f"question without a photo, read against the photo question of the same facts); splits "
         f"{report['splits']} (mean ± sd where a method depends on the split). The control is the same method on the "
         f"retrain model ({report['retrain']}), which never saw the forget people; 'above control' is the difference.",
         "",

@@ -84,8 +84,12 @@ class AppState:
         else:
             chosen, photo = labels[0], None
         samples = [[e["text"]] for e in examples]
-        own = eng.session(model).shipped_noise is not None
-        badges = f"badges for {model}'s shipped δ" if own else "badges for split 0, the one 'Optimise' fits on"
+        sess = eng.session(model)
+        badges = (
+            f"badges for the δ shipped for {sess.noise_owner}"
+            if sess.shipped_noise is not None
+            else "badges for split 0, the one 'Optimise' fits on"
+        )
         return Loaded(page.load_status(eng, model), thumbs, labels, chosen, photo, samples, badges)
 
     def thumbs(self, model: str, role_filter: str) -> list[tuple[Any, str]]:
@@ -146,7 +150,8 @@ class AppState:
         sess = self.engine.session(model)
         flag = self.stops.current(key)
         history: list[tuple[int, float]] = []
-        t0, shown = time.time(), 0.0
+        t0 = first = time.time()
+        shown = 0.0
         try:
             if flag.is_set():  # Stop was pressed while this run waited in the queue
                 yield OptimiseView(None, "stopped before it started", None)
@@ -155,7 +160,10 @@ class AppState:
             for item in self.engine.optimise_stream(sess, flag, **kwargs):
                 if len(item) == 3:
                     history.append(item[:2])
-                    self.timer.record(sess.name, (time.time() - t0) / item[0])
+                    if item[0] == 1:
+                        first = time.time()
+                    else:  # as the probe times it: step gaps, without the run's set-up and first step
+                        self.timer.record(sess.name, (time.time() - first) / (item[0] - 1))
                     if time.time() - shown > 1.0:
                         shown = time.time()
                         yield progress_view(history, int(float(steps)), item[2], float(eps), time.time() - t0)
