@@ -59,6 +59,17 @@ def first_example_seconds(url: str, timeout: float = 120) -> float:
     return seconds
 
 
+def app_default_steps(url: str) -> int:
+    """The steps the page's Optimise starts at, as the app sized them on its own start (read from its config:
+    sizing it again here would time a step in this process, under other threads)."""
+    import json
+
+    with urllib.request.urlopen(url + "config", timeout=10) as r:
+        config = json.load(r)
+    (value,) = [c["props"]["value"] for c in config["components"] if c.get("props", {}).get("elem_id") == "opt-steps"]
+    return int(value)
+
+
 def cli_steps_per_second(steps: int) -> float:
     """The library's own loop on the same model, batch and settings as the app's Optimise, in this process."""
     from sua_demo.engine import Engine
@@ -78,8 +89,6 @@ def main() -> None:
     from gradio_client import Client
 
     from sua_demo.machine import describe
-    from sua_demo.ui.optimise import app_steps
-    from sua_demo.ui.session import shared
 
     url = f"http://127.0.0.1:{args.port}/"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_PORT": str(args.port)}
@@ -107,7 +116,7 @@ def main() -> None:
         verdicts = [timed(client.predict, **{**verdict, "person": str(p)}, api_name="/verdict") for p in (14, 51, 72)]
         maps = [timed(client.predict, **{**umap_args, "person": str(p)}, api_name="/embedding_map") for p in (14, 51)]
         refit = timed(client.predict, **{**umap_args, "denoiser": "median"}, api_name="/embedding_map")
-        steps = app_steps(shared().timer.seconds_per_step(shared().engine, shared().engine.session("idk")))
+        steps = app_default_steps(url)
         job = client.submit("idk", 16, steps, "gaussian", 100.0, api_name="/optimise")
         click = time.perf_counter()
         first_point = None
@@ -131,7 +140,7 @@ def main() -> None:
     print(f"  embedding map, ~200 points + your image      {sum(maps) / len(maps):6.2f} s  (cached map, mean of 2)")
     print(f"  embedding map refit for a new denoiser       {refit:6.2f} s")
     print(f"  Optimise click -> first loss point           {first_point or float('nan'):6.2f} s")
-    print(f"  Optimise, default {steps} steps (sized here), click -> done {done:6.1f} s  ({final_status})")
+    print(f"  Optimise, default {steps} steps (as the app sized them), click -> done {done:6.1f} s  ({final_status})")
     print(f"  steps/s: app {app_sps:.2f}, library loop in one process {cli_sps:.2f} ({app_sps / cli_sps:.0%})")
 
 
