@@ -133,7 +133,7 @@ def build_app() -> gr.Blocks:
             with gr.Accordion("Choose a person", open=True):
                 gr.HTML("<a href='#verdict' class='skip'>Skip the gallery</a>")
                 role = gr.Radio(d.roles, value=d.roles[0], label="show", elem_id="role-filter")
-                gallery = gr.Gallery(columns=8, height="auto", allow_preview=False, object_fit="contain",
+                gallery = gr.Gallery(columns=8, height=290, allow_preview=False, object_fit="contain",
                                      elem_id="people", label="people (click to pick)")  # fmt: skip
             with gr.Accordion("Your own photo, question, noise file or model", open=False):
                 banner = gr.HTML(elem_id="banner")
@@ -151,7 +151,7 @@ def build_app() -> gr.Blocks:
             with gr.Accordion("See the noise", open=False):
                 denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser (the denoised column, the map)")
                 slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
-                views = gr.Gallery(label="what δ does", columns=4, height="auto", object_fit="contain")
+                views = gr.Gallery(label="what δ does", columns=4, height=290, object_fit="contain")
                 gr.Markdown(text.NOISE_HELP)
                 metrics = gr.Dataframe(headers=["metric", "value"], label="how visible is δ", interactive=False)
                 exports = gr.File(label="these answers as CSV and JSON", file_count="multiple", interactive=False)

@@ -214,7 +214,7 @@ def examples(engine: Engine, model: str) -> list[dict[str, Any]]:
     for e in engine.examples(sess):
         label = person_label(engine, int(e["person"]), engine.role(int(e["person"]), sess.shipped_noise))
         text = f"#{e['person']} {engine.person(int(e['person'])).name} · photo {e['photo']} · "
-        back = f"δ: +{e['above_controls']} answers over its controls ({e['brought_back']}/{e['total']} back)"
+        back = f"δ +{e['above_controls']} over controls"  # short: a chip shows ~60 characters
         out.append({**e, "label": label, "text": text + back})
     return out
 
