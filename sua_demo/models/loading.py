@@ -113,18 +113,14 @@ def check_device(device: str | None) -> None:
     if not device or device == "auto":
         return
     try:
-        kind = torch.device(device).type
+        dev = torch.device(device)
     except RuntimeError:
         raise SuaError(f"unknown device {device!r}; use cpu, cuda, cuda:1, mps ... or auto") from None
-    if kind == "cuda" and not torch.cuda.is_available():
+    if dev.type == "cuda" and not torch.cuda.is_available():
         raise SuaError(f"device {device!r}: this torch sees no CUDA GPU (a CPU build, or no driver); use cpu or auto")
-    if (
-        kind == "cuda"
-        and torch.device(device).index is not None
-        and torch.device(device).index >= torch.cuda.device_count()
-    ):
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise SuaError(f"device {device!r}: there are {torch.cuda.device_count()} CUDA GPUs here")
-    if kind == "mps" and not torch.backends.mps.is_available():
+    if dev.type == "mps" and not torch.backends.mps.is_available():
         raise SuaError(f"device {device!r}: MPS is not available here; use cpu or auto")
 
 
