@@ -7,6 +7,7 @@ from safetensors.torch import save_file
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise, save_noise
 from sua_demo.attacks.per_image import per_image_pgd
+from sua_demo.attacks.speed import attack_mode
 from sua_demo.augment import photo_jitter
 from sua_demo.data import ImageBank, image_examples
 from sua_demo.denoisers import DENOISERS, build_denoiser
@@ -256,7 +257,6 @@ def test_gaussian_blur_equals_reflect_padded_convolution():
 
 def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
     """Patch convolutions as matmuls give the same output; eager attention, threads and patches are undone."""
-    from sua_demo.attacks.speed import attack_mode
 
     model = micro_adapter.model
     conv = next(m for m in model.modules() if isinstance(m, torch.nn.Conv2d))
@@ -271,6 +271,48 @@ def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
             torch.testing.assert_close(conv(x), before, atol=1e-5, rtol=1e-5)
     assert "forward" not in vars(conv) and torch.get_num_threads() == threads
     assert model.config._attn_implementation == attn
+
+
+def test_eager_attention_in_fp32_gives_the_plain_step_and_only_for_short_sequences(micro_adapter, micro_bench):
+    """The fp32 step with eager attention (chosen on CPU for short sequences) has the same loss and gradient as
+    with the fused kernel; a tower of many image tokens keeps the fused kernel."""
+    from sua_demo.attacks.speed import EAGER_MAX_IMAGE_TOKENS, _set_attention, eager_attention_pays, image_tokens
+
+    model, cpu = micro_adapter.model, torch.device("cpu")
+    attn = model.config._attn_implementation
+    _set_attention(model, "sdpa")
+    try:
+        assert image_tokens(model) <= EAGER_MAX_IMAGE_TOKENS
+        assert eager_attention_pays(model, cpu, None) and eager_attention_pays(model, cpu, torch.bfloat16)
+        assert not eager_attention_pays(model, torch.device("meta"), None)
+        bench, _ = micro_bench
+        bank = ImageBank(bench, micro_adapter)
+        examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:8]
+        x = bank.get(examples)
+        delta = (torch.rand(3, x.shape[-1], x.shape[-1], generator=torch.Generator().manual_seed(0)) - 0.5) * 0.1
+        delta.requires_grad_(True)
+        attack = ATTACKS.get("sua")(micro_adapter, AttackConfig(beta=0.5))
+
+        def step() -> tuple[torch.Tensor, float]:
+            loss, _ = attack.objective(x, delta, examples, None, bank)
+            return torch.autograd.grad(loss, delta)[0], float(loss.detach())
+
+        fused, loss_fused = step()
+        with attack_mode(model, cpu, None, threads=1):
+            assert model.config._attn_implementation == "eager"
+            eager, loss_eager = step()
+        assert model.config._attn_implementation == "sdpa"
+        torch.testing.assert_close(eager, fused, atol=1e-5, rtol=1e-4)
+        assert abs(float(loss_eager) - float(loss_fused)) < 1e-5
+        vision = model.config.vision_config
+        old = vision.image_size
+        vision.image_size = vision.patch_size * 24  # 577 tokens, as LLaVA-1.5's tower makes
+        try:
+            assert not eager_attention_pays(model, cpu, None) and eager_attention_pays(model, cpu, torch.bfloat16)
+        finally:
+            vision.image_size = old
+    finally:
+        _set_attention(model, attn)
 
 
 def test_bf16_autocast_step_follows_the_fp32_gradient(micro_adapter, micro_bench):

@@ -49,6 +49,31 @@ def _patchify_convs(model: torch.nn.Module) -> list[torch.nn.Conv2d]:
     return found
 
 
+# Eager attention beats the fused CPU kernel on short sequences and loses on long ones. fp32, 2 threads, AMD EPYC
+# (AVX2), forward + input backward at batch 32, 4 heads of 32: eager/SDPA 0.88-1.07 at 17-64 keys, 1.25 at 128,
+# 2.8 at 256; in the whole IDK step, eager was 4-12 % faster (bench/README.md). Past this many image tokens the
+# fused kernel stays (LLaVA-1.5 has 577, where eager would also keep an L x L matrix per head for the backward).
+EAGER_MAX_IMAGE_TOKENS = 64
+
+
+def image_tokens(model: Any) -> int | None:
+    """Tokens a fixed-size vision tower makes of one image (None where the size is not fixed in the config)."""
+    vision = getattr(getattr(model, "config", None), "vision_config", None)
+    size, patch = getattr(vision, "image_size", None), getattr(vision, "patch_size", None)
+    if not isinstance(size, int) or not isinstance(patch, int) or patch <= 0:
+        return None
+    return (size // patch) ** 2 + 1
+
+
+def eager_attention_pays(model: Any, device: torch.device, dtype: torch.dtype | None) -> bool:
+    """On CPU: always under bf16 (the fused kernel's bf16 backward was a third of the step), and in fp32 where
+    the model's sequences are short."""
+    if device.type != "cpu" or getattr(model.config, "_attn_implementation", None) != "sdpa":
+        return False
+    tokens = image_tokens(model)
+    return dtype is not None or (tokens is not None and tokens <= EAGER_MAX_IMAGE_TOKENS)
+
+
 def _set_attention(model: Any, impl: str) -> None:
     setter = getattr(model, "set_attn_implementation", None)
     if setter is not None:
@@ -115,8 +140,7 @@ def attack_mode(
 ) -> Iterator[None]:
     """Frozen eval-mode model with the fast kernels for this device and dtype, restored on exit.
 
-    On CPU under bf16, eager attention: the fused SDPA kernel's bf16 backward was slower than the whole
-    rest of the step at these sequence lengths (bench/attack_speed.py). `compile` (opt-in) wraps the
+    On CPU, eager attention where it pays (`eager_attention_pays`). `compile` (opt-in) wraps the
     language and vision towers in torch.compile; a platform without a working compiler falls back to
     eager at its first call (`UniversalAttack._grad`).
     """
@@ -126,7 +150,7 @@ def attack_mode(
     model.eval()
     model.requires_grad_(False)
     patched = _patchify_convs(model) if device.type == "cpu" else []
-    if device.type == "cpu" and dtype is not None and old_attn == "sdpa":
+    if eager_attention_pays(model, device, dtype):
         _set_attention(model, "eager")
     compiled = compile_towers(towers or []) if compile else []
     try:
