@@ -48,10 +48,10 @@ def app_url():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    from sua_demo.ui.launch import launch_kwargs
+    from sua_demo.ui.launch import launch_kwargs, queued
 
     kwargs = {**launch_kwargs(app.state().scratch.root), "server_name": "127.0.0.1", "server_port": port}
-    demo = app.build_app().queue(default_concurrency_limit=2)
+    demo = queued(app.build_app())
     demo.launch(**kwargs, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/"
     demo.close()

@@ -29,6 +29,16 @@ def test_app_py_is_layout_and_wiring():
     assert len((ROOT / "app.py").read_text().splitlines()) <= 250
 
 
+def test_the_queue_polls_calmly_and_runs_two_jobs():
+    """Gradio's own 1 ms poll took the GIL from the attack thread a thousand times a second."""
+    from sua_demo.ui.launch import CONCURRENCY, QUEUE_POLL, queued
+
+    with gr.Blocks() as demo:
+        gr.Button()
+    queue = queued(demo)._queue
+    assert queue.sleep_when_free == QUEUE_POLL and queue.default_concurrency_limit == CONCURRENCY == 2
+
+
 @pytest.fixture(scope="module")
 def app():
     import app as module
