@@ -69,6 +69,7 @@ class AppState:
         atexit.register(self.scratch.close)  # downloads live as long as the server; nothing is left behind
         self.stops = StopRegistry()
         self.timer = StepTimer()
+        self.first_verdict = threading.Event()  # a page has shown its verdict: the warm-up's map may start
 
     # -- people -----------------------------------------------------------------------------------------------
     def load(self, model: str, person: str = "", role_filter: str = ROLES[0]) -> Loaded:
@@ -117,9 +118,12 @@ class AppState:
                 retrain: str = "") -> str:  # fmt: skip
         inp = page.Inputs(model, person, photo, upload, "", noise_source, noise_file, optimised, "gaussian",
                           vanilla, retrain)  # fmt: skip
-        if upload:
-            return page.render_verdict(self.engine, inp, page.render(self.engine, inp).story)
-        return page.render_verdict(self.engine, inp)
+        try:
+            if upload:
+                return page.render_verdict(self.engine, inp, page.render(self.engine, inp).story)
+            return page.render_verdict(self.engine, inp)
+        finally:
+            self.first_verdict.set()
 
     def map(self, model: str, person: str, photo: Any, upload: str | None, noise_source: str,
             noise_file: str | None, optimised: str | None, denoiser: str) -> tuple[Any, str]:  # fmt: skip
