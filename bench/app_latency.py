@@ -140,6 +140,8 @@ def main() -> None:
         umap_args = {**base, "denoiser": "gaussian"}
         timed(client.predict, **answer, api_name="/answer")
         answers = [timed(client.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in (14, 51, 72)]
+        bare = Client(url, verbose=False, download_files=False)  # the server's share: no image downloads
+        served = [timed(bare.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in (14, 51, 72)]
         verdicts = [timed(client.predict, **{**verdict, "person": str(p)}, api_name="/verdict") for p in (14, 51, 72)]
         maps = [timed(client.predict, **{**umap_args, "person": str(p)}, api_name="/embedding_map") for p in (14, 51)]
         refit = timed(client.predict, **{**umap_args, "denoiser": "median"}, api_name="/embedding_map")
@@ -166,6 +168,7 @@ def main() -> None:
     print(f"  page load's background work (warm-up, maps)  {settled:6.1f} s  (waited until the server idled)")
     mean = sum(answers) / len(answers)
     print(f"  apply δ and answer, five-column story        {mean:6.2f} s  (mean of 3, max {max(answers):.2f})")
+    print(f"    the same without the client's image downloads {sum(served) / len(served):6.2f} s  (mean of 3)")
     print(f"  verdict over the person's 7 photos           {sum(verdicts) / len(verdicts):6.2f} s  (mean of 3)")
     print(f"  embedding map, ~200 points + your image      {sum(maps) / len(maps):6.2f} s  (cached map, mean of 2)")
     print(f"  embedding map refit for a new denoiser       {refit:6.2f} s")
