@@ -106,8 +106,10 @@ class Engine:
         """Uniform noise of the same eps (seed 0), the control every figure is read against."""
         key = (sess.image_size, round(eps, 8))
         if key not in self._random:
-            attack = ATTACKS.get("random")(sess.adapter, AttackConfig(eps=eps))
-            self._random[key] = attack.run(sess.bank, [], progress=False)
+            with sess.attack_lock:  # its run switches kernels on the shared model too: never beside another attack
+                if key not in self._random:
+                    attack = ATTACKS.get("random")(sess.adapter, AttackConfig(eps=eps))
+                    self._random[key] = attack.run(sess.bank, [], progress=False)
         return self._random[key]
 
     # -- people and questions -------------------------------------------------------------

@@ -66,9 +66,9 @@ def image_tokens(model: Any) -> int | None:
 
 
 def eager_attention_pays(model: Any, device: torch.device, dtype: torch.dtype | None) -> bool:
-    """On CPU: always under bf16 (the fused kernel's bf16 backward was a third of the step), and in fp32 where
-    the model's sequences are short."""
-    if device.type != "cpu" or getattr(model.config, "_attn_implementation", None) != "sdpa":
+    """On CPU: always in half precision (the fused kernel's bf16 backward was a third of the step), and in fp32
+    where the model's sequences are short (the count includes a class token)."""
+    if device.type != "cpu" or getattr(getattr(model, "config", None), "_attn_implementation", None) != "sdpa":
         return False
     tokens = image_tokens(model)
     return dtype is not None or (tokens is not None and tokens <= EAGER_MAX_IMAGE_TOKENS)

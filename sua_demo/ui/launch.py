@@ -38,10 +38,11 @@ def launch_kwargs(scratch: Path) -> dict[str, Any]:
 def queued(demo: Any) -> Any:
     """The app's queue, as `python app.py` and the browser tests serve it.
 
-    Gradio's queue loop wakes every millisecond while it waits, and each wake takes the GIL from the attack
-    thread, whose Python dispatches thousands of ops a step (py-spy: the loop busy 11 % of the time during an
-    Optimise run; the app's steps/s 73-79 % of the library's, 83-85 % with this). Polling every QUEUE_POLL
-    seconds delays a queued click by at most that."""
+    The loop that starts queued events (`Queue.start_processing`) wakes every millisecond while it waits, and
+    each wake takes the GIL from the attack thread, whose Python dispatches thousands of ops a step (py-spy: the
+    event loop busy 11 % of the time during an Optimise run; the app's steps/s 72-79 % of the library's on an
+    AMD EPYC, 83-97 % with this). Polling every QUEUE_POLL seconds starts each queued event at most that much
+    later (a click's chain of three or four events, 60-80 ms). Gradio's progress loop keeps its own 10 ms."""
     demo = demo.queue(default_concurrency_limit=CONCURRENCY)
     queue = getattr(demo, "_queue", None)
     if queue is not None and hasattr(queue, "sleep_when_free"):
@@ -66,7 +67,7 @@ def serve_pages_on_one_thread() -> None:
 def warm_up(state: Any) -> None:
     """Load the default model and its controls in the background, so the first example is quick; fit its map
     once a page has shown its first verdict, or after MAP_WAIT s. Fitted beside a first visitor's answers,
-    UMAP's compile doubled their wait (AMD EPYC, 2 cores: verdict on screen 9.5 s, against 4.7 s when idle)."""
+    UMAP's compile doubled their wait (AMD EPYC, 2 cores: first verdict on screen 9.5-12.1 s; 4.4-5.0 s now)."""
     from sua_demo.sessions import DEFAULT_MODEL
 
     eng = state.engine
