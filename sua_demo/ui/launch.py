@@ -67,7 +67,7 @@ def serve_pages_on_one_thread() -> None:
 def warm_up(state: Any) -> None:
     """Load the default model and its controls in the background, so the first example is quick; fit its map
     once a page has shown its first verdict, or after MAP_WAIT s. Fitted beside a first visitor's answers,
-    UMAP's compile doubled their wait (AMD EPYC, 2 cores: first verdict on screen 9.5-12.1 s; 4.4-5.0 s now)."""
+    UMAP's compile doubled their wait (AMD EPYC, 2 cores: first verdict on screen 9.5-12.1 s; 4.3-5.0 s now)."""
     from sua_demo.sessions import DEFAULT_MODEL
 
     eng = state.engine
