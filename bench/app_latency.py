@@ -8,6 +8,7 @@ Launches `python app.py` as a user would (embedded default, CPU), then drives it
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -48,9 +49,9 @@ def wait_until_quiet(pid: int, least: float, timeout: float = 300) -> float:
     """Sleep `least` seconds, then until the process is idle (its page-load work done); the seconds waited."""
     t0 = time.perf_counter()
     time.sleep(least)
-    if not Path(f"/proc/{pid}/stat").exists():
-        return least  # no /proc here: the fixed wait is all there is
     quiet_since, last, then = time.perf_counter(), cpu_seconds(pid), time.perf_counter()
+    if math.isnan(last):
+        return least  # no /proc here: the fixed wait is all there is
     while time.perf_counter() - t0 < timeout:
         time.sleep(0.5)
         now, used = time.perf_counter(), cpu_seconds(pid)
@@ -119,6 +120,7 @@ def main() -> None:
     args = ap.parse_args()
     from gradio_client import Client
 
+    from sua_demo.attacks.speed import all_cores
     from sua_demo.machine import describe
 
     url = f"http://127.0.0.1:{args.port}/"
@@ -182,7 +184,7 @@ def main() -> None:
     print(f"  Optimise click -> first loss point           {first_point or float('nan'):6.2f} s")
     print(f"  Optimise, default {steps} steps (as the app sized them), click -> done {done:6.1f} s  ({final_status})")
     print(f"  steps/s: app {app_sps:.2f}, library loop in one process {cli_sps:.2f} ({app_sps / cli_sps:.0%})")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = all_cores()
     print(
         f"  CPU during that run: server {server_cpu:.1f} s, this client {client_cpu:.1f} s "
         f"(of {cores * done:.0f} core-seconds on {cores} cores; a browser elsewhere would not share them)"

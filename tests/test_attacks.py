@@ -273,6 +273,17 @@ def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
     assert model.config._attn_implementation == attn
 
 
+def sua_step_inputs(micro_adapter, micro_bench):
+    """A SUA attack and the (x, delta, examples, bank) of one step on 8 forget photos, delta small and random."""
+    bench, _ = micro_bench
+    bank = ImageBank(bench, micro_adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:8]
+    x = bank.get(examples)
+    delta = (torch.rand(3, x.shape[-1], x.shape[-1], generator=torch.Generator().manual_seed(0)) - 0.5) * 0.1
+    delta.requires_grad_(True)
+    return ATTACKS.get("sua")(micro_adapter, AttackConfig(beta=0.5)), x, delta, examples, bank
+
+
 def test_eager_attention_in_fp32_gives_the_plain_step_and_only_for_short_sequences(micro_adapter, micro_bench):
     """The fp32 step with eager attention (chosen on CPU for short sequences) has the same loss and gradient as
     with the fused kernel; a tower of many image tokens keeps the fused kernel."""
@@ -285,13 +296,7 @@ def test_eager_attention_in_fp32_gives_the_plain_step_and_only_for_short_sequenc
         assert image_tokens(model) <= EAGER_MAX_IMAGE_TOKENS
         assert eager_attention_pays(model, cpu, None) and eager_attention_pays(model, cpu, torch.bfloat16)
         assert not eager_attention_pays(model, torch.device("meta"), None)
-        bench, _ = micro_bench
-        bank = ImageBank(bench, micro_adapter)
-        examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:8]
-        x = bank.get(examples)
-        delta = (torch.rand(3, x.shape[-1], x.shape[-1], generator=torch.Generator().manual_seed(0)) - 0.5) * 0.1
-        delta.requires_grad_(True)
-        attack = ATTACKS.get("sua")(micro_adapter, AttackConfig(beta=0.5))
+        attack, x, delta, examples, bank = sua_step_inputs(micro_adapter, micro_bench)
 
         def step() -> tuple[torch.Tensor, float]:
             loss, _ = attack.objective(x, delta, examples, None, bank)
@@ -317,13 +322,7 @@ def test_eager_attention_in_fp32_gives_the_plain_step_and_only_for_short_sequenc
 
 def test_bf16_autocast_step_follows_the_fp32_gradient(micro_adapter, micro_bench):
     """bf16 autocast changes rounding, not the direction: the sign steps mostly agree with fp32's."""
-    bench, _ = micro_bench
-    bank = ImageBank(bench, micro_adapter)
-    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:8]
-    x = bank.get(examples)
-    delta = (torch.rand(3, x.shape[-1], x.shape[-1], generator=torch.Generator().manual_seed(0)) - 0.5) * 0.1
-    delta.requires_grad_(True)
-    attack = ATTACKS.get("sua")(micro_adapter, AttackConfig(beta=0.5))
+    attack, x, delta, examples, bank = sua_step_inputs(micro_adapter, micro_bench)
     g32, _ = attack._grad((x, delta, examples, None, bank), None)
     g16, _ = attack._grad((x, delta, examples, None, bank), torch.bfloat16)
     assert (g32.sign() == g16.sign()).float().mean() > 0.8
