@@ -59,7 +59,7 @@ worlds: install
 R := checkpoints/noise/recipes
 recipes-table: install
 	$(VENV)/bin/python bench/attack_recipes.py --summarise $(R)/idk.json $(R)/idk_eot.json $(R)/idk_eot2.json \
-	    $(R)/idk_momentum.json $(R)/idk_block.json $(R)/idk_retain.json $(R)/idk_gate.json \
+	    $(R)/idk_momentum.json $(R)/idk_block.json $(R)/idk_retain.json $(R)/idk_gate.json $(R)/idk_frame.json \
 	    $(R)/grad_diff.json $(R)/grad_diff_momentum.json $(R)/grad_diff_block.json $(R)/grad_diff_retain.json \
 	    $(R)/grad_diff_gate.json $(R)/grad_diff_steps1000.json > checkpoints/noise/recipes.md
 

@@ -29,7 +29,7 @@ from sua_demo.models import load_adapter
 
 BASE = AttackConfig(precision="fp32")
 GEN: tuple[str, ...] = ("gen",)
-# name -> (config, tasks delta is fitted on); LOWFREQ's variants use the coarse-delta attack, the rest "sua"
+# name -> (config, tasks delta is fitted on); the attack is "sua" but for those in OTHER_ATTACK
 VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
     "shipped": (BASE, TASKS),
     "gen_only": (BASE, GEN),
@@ -105,8 +105,17 @@ VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
     "gen_eot_half_steps300_cosine_gate30": (replace(BASE, gate_weight=30.0), GEN),
     # both: the write-in study (bench/write_in.py) found the opened gate's wrong answers to be recognition errors
     "gen_eot_half_steps300_cosine_gate10_retain1": (replace(BASE, gate_weight=10.0, retain_kl_weight=1.0), GEN),
+    # delta on a border frame only (sua_frame): the centre, where the face is, reaches the model as it was
+    "gen_eot_half_steps300_cosine_frame16": (replace(BASE, frame=16), GEN),
+    "gen_eot_half_steps300_cosine_frame8": (replace(BASE, frame=8), GEN),
 }
-LOWFREQ = {"gen_eot_half_steps300_cosine_block4", "gen_eot_half_steps300_cosine_block8"}
+# variants of another attack than "sua"
+OTHER_ATTACK = {
+    "gen_eot_half_steps300_cosine_block4": "sua_lowfreq",
+    "gen_eot_half_steps300_cosine_block8": "sua_lowfreq",
+    "gen_eot_half_steps300_cosine_frame16": "sua_frame",
+    "gen_eot_half_steps300_cosine_frame8": "sua_frame",
+}
 
 
 def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> dict[str, Any]:
@@ -120,7 +129,7 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
         rows = []
         t0 = time.time()
         for seed in splits:
-            attack = "sua_lowfreq" if name in LOWFREQ else "sua"
+            attack = OTHER_ATTACK.get(name, "sua")
             retain = retain_examples if cfg.retain_kl_weight > 0 else None
             rec = validate(adapter, bank, bench, attack_split(bench, 0.5, seed), cfg, attack, tasks, retain=retain)  # type: ignore[arg-type]
             rows.append({g: {c: rec[c][g]["gen_em"] for c in rec} for g in VAL_GROUPS})

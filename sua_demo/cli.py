@@ -41,6 +41,7 @@ ATTACK_FLAGS = {
     "optimizer": "pgd, momentum (MI-FGSM) or adam",
     "momentum": "decay of the momentum optimizer's gradient sum",
     "block": "sua_lowfreq: side of the pixel squares delta is constant over",
+    "frame": "sua_frame: width in pixels of the border delta lives on (zero inside)",
     "loss": "answer term: nll or margin",
     "denoiser": "denoiser in the stealth term",
     "stealth_weight": "weight of 1 - cos(E(x+delta), E(D(x+delta)))",

@@ -127,6 +127,24 @@ def test_the_coarse_delta_stays_constant_over_its_blocks(micro_adapter, micro_be
         ATTACKS.get("sua_lowfreq")(micro_adapter, AttackConfig(block=5))
 
 
+def test_the_frame_delta_is_zero_inside_and_moves_on_the_border(micro_adapter, micro_bench):
+    bench, _ = micro_bench
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))
+    cfg = AttackConfig(steps=3, batch_size=4, eot=True, precision="fp32", frame=4, random_start=True)
+    delta = (
+        ATTACKS.get("sua_frame")(micro_adapter, cfg)
+        .run(ImageBank(bench, micro_adapter), examples, progress=False)
+        .delta
+    )
+    size = micro_adapter.image_size
+    assert torch.equal(delta[:, 4 : size - 4, 4 : size - 4], torch.zeros(3, size - 8, size - 8))
+    border = delta.clone()
+    border[:, 4 : size - 4, 4 : size - 4] = 1
+    assert (border != 0).all() and delta.abs().max() <= cfg.eps + 1e-7  # every border pixel moved, in budget
+    with pytest.raises(SuaError, match="frame"):
+        ATTACKS.get("sua_frame")(micro_adapter, AttackConfig(frame=size // 2))
+
+
 @pytest.mark.parametrize("optimizer", ["pgd", "momentum", "adam"])
 def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_bench, tmp_path, optimizer):
     bench, _ = micro_bench

@@ -53,6 +53,7 @@ class AttackConfig:
     optimizer: str = "pgd"  # "pgd" (sign steps), "momentum" (MI-FGSM: sign of a decaying gradient sum) or "adam"
     momentum: float = 1.0  # decay of the "momentum" optimizer's gradient sum (MI-FGSM's mu)
     block: int = 4  # sua_lowfreq only: delta is constant over block x block pixel squares
+    frame: int = 16  # sua_frame only: width in pixels of the border delta lives on (zero inside)
     adam_lr: float = 2 / 255
     random_start: bool = False
     loss: str = "nll"  # the answer term (attacks/sua.py): "nll", or "margin" (saturating per-token margin)
