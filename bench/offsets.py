@@ -1,0 +1,160 @@
+"""How far can a universal change go, at the vision tower's input and at its output? Ceilings for the pixel delta.
+
+One additive offset v on every image, with no budget, fitted like the shipped delta (the attacker's train
+photos, generation questions, light photo jitter, 300 steps, here Adam on v) through a forward hook:
+- at the input, on the patch embedding's output (width x grid x grid): a pixel delta acts there as exactly
+  such an offset (the patch embedding is linear: conv(x + delta) = conv(x) + conv'(delta)), and every offset
+  is some pixel pattern's, so this is the pixel delta at any budget, without clamping to [0, 1];
+- at the output, on the projector's output (tokens x width): what the language model receives.
+What v brings back on groups a, b, c and retain sits beside the shipped delta's; the same offsets fitted on
+the retrain control say how much v writes in by itself. A study, not a recipe: groups b and c are read to
+measure a ceiling, nothing is chosen by them. tiny-llava only (the hooks are on LLaVA-CLIP module names).
+
+  HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --models idk grad_diff retrain --splits 0 1 2 3 4 5 \\
+      --out checkpoints/studies/offsets/offsets.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from sua_demo.attacks import load_noise
+from sua_demo.attacks.sua import bucketed_loss
+from sua_demo.augment import photo_jitter
+from sua_demo.bench import build_bench
+from sua_demo.config import BenchConfig
+from sua_demo.data import ExampleSampler, ImageBank, questions_answers
+from sua_demo.eval.evaluate import score
+from sua_demo.eval.recovery import answers_with, attack_split, attacker_examples, protocol_groups
+from sua_demo.models import load_adapter
+from sua_demo.models.base import VisionLanguageAdapter
+
+ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
+GROUPS = {"a_attacker_images": "a", "b_attacker_heldout": "b", "c_unseen_heldout": "c", "retain_heldout": "retain"}
+STEPS, LR, BATCH, JITTER = 300, 0.05, 32, 0.5
+SITES = ("input", "output")
+CONDITIONS = {
+    "clean": "clean",
+    "delta": "shipped δ, 16/255",
+    "offset_input": "offset at the tower's input (any pixel pattern)",
+    "offset_output": "offset at the tower's output (the LM's image tokens)",
+}
+
+
+def site(adapter: VisionLanguageAdapter, at: str) -> torch.nn.Module:
+    inner = adapter.model.model
+    return inner.multi_modal_projector if at == "output" else inner.vision_tower.embeddings.patch_embedding
+
+
+@contextmanager
+def offset(adapter: VisionLanguageAdapter, v: torch.Tensor, at: str) -> Iterator[None]:
+    """Every image's patch embeddings ("input") or projected tokens ("output") + v, in the loss and in
+    `generate` alike."""
+    handle = site(adapter, at).register_forward_hook(lambda m, i, out: out + v.to(out.dtype))
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def fit_offset(adapter: VisionLanguageAdapter, bank: ImageBank, examples: list, seed: int, at: str) -> torch.Tensor:
+    shape: list[torch.Size] = []
+    handle = site(adapter, at).register_forward_hook(lambda m, i, out: shape.append(out.shape[1:]))
+    with torch.no_grad():
+        adapter.image_features(adapter.pixel_values(bank.get(examples[:1])))
+    handle.remove()
+    v = torch.zeros(shape[0], requires_grad=True)
+    opt = torch.optim.Adam([v], lr=LR)
+    sampler, gen = ExampleSampler(examples, BATCH, seed), torch.Generator().manual_seed(seed)
+    with offset(adapter, v, at):
+        for _ in range(STEPS):
+            chunk = sampler()
+            x = photo_jitter(bank.get(chunk), gen, strength=JITTER)
+            feats = adapter.image_features(adapter.pixel_values(x))
+            loss = bucketed_loss(adapter, feats, *questions_answers(chunk)).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return v.detach()
+
+
+def one_split(adapter: VisionLanguageAdapter, bank: ImageBank, bench, name: str, seed: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    split = attack_split(bench, 0.5, seed)
+    groups = {GROUPS[g]: ex for g, ex in protocol_groups(bench, split, tasks=("gen",)).items() if g in GROUPS}
+    kind = "delta_retrain" if name == "retrain" else "delta"
+    delta = load_noise(ROOT / "noise" / ("idk" if name == "retrain" else name) / f"{kind}_split{seed}.safetensors")
+    offsets = {at: fit_offset(adapter, bank, attacker_examples(bench, split), seed, at) for at in SITES}
+    with torch.no_grad():  # how large the output offset is beside the tokens it is added to
+        x = bank.get(groups["a"][:64])
+        tokens = adapter.image_features(adapter.pixel_values(x)).norm(dim=-1).mean()
+    rows: dict[str, Any] = {"output_offset_norm_ratio": float(offsets["output"].norm(dim=-1).mean() / tokens)}
+    for cond in CONDITIONS:
+        rows[cond] = {}
+        for g, ex in groups.items():
+            if cond.startswith("offset_"):
+                with offset(adapter, offsets[cond.removeprefix("offset_")], cond.removeprefix("offset_")):
+                    ans = answers_with(adapter, bank, ex, None)
+            else:
+                ans = answers_with(adapter, bank, ex, delta if cond == "delta" else None)
+            s = score(ex, ans, adapter.refusals)
+            rows[cond][g] = {"gen_em": 100 * s["gen_em"], "gen_refusal": 100 * s["gen_refusal"]}
+    return rows
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = [
+        "| model | input | a: attacker's photos | b: their held-out photos | c: unseen people, held-out | retain |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, run in results.items():
+        for cond, label in CONDITIONS.items():
+            cells = []
+            for g in ("a", "b", "c", "retain"):
+                em = [r[cond][g]["gen_em"] for r in run["splits"].values()]
+                ref = [r[cond][g]["gen_refusal"] for r in run["splits"].values()]
+                cells.append(f"{np.mean(em):.1f} ± {np.std(em):.1f} (refusal {np.mean(ref):.0f})")
+            lines.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=["idk", "grad_diff", "retrain"])
+    ap.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--out", help="write the figures here as JSON (and the table beside it as .md)")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    bench = build_bench(BenchConfig())
+    results: dict[str, Any] = {}
+    for name in args.models:
+        t0 = time.time()
+        adapter = load_adapter(ROOT / "tiny-llava" / name)
+        for p in adapter.model.parameters():
+            p.requires_grad_(False)
+        bank = ImageBank(bench, adapter)
+        splits = {seed: one_split(adapter, bank, bench, name, seed) for seed in args.splits}
+        results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1)}
+        print(
+            f"{name}: {time.time() - t0:.0f} s, output |v| / |tokens| "
+            + ", ".join(f"{r['output_offset_norm_ratio']:.2f}" for r in splits.values()),
+            flush=True,
+        )
+    out = table(results)
+    print(out)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+        Path(args.out).with_suffix(".md").write_text(out)
+
+
+if __name__ == "__main__":
+    main()
