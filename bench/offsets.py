@@ -12,6 +12,12 @@ measure a ceiling, nothing is chosen by them. tiny-llava only (the hooks are on 
 
   HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --models idk grad_diff retrain --splits 0 1 2 3 4 5 \\
       --out checkpoints/studies/offsets/offsets.json
+
+`--sites` puts offsets in between too (after the tower's first LayerNorm, after each vision layer), to find
+where in the tower universality stops:
+
+  HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --models idk --splits 0 1 2 \\
+      --sites pre_norm layer1 layer2 layer3 --out checkpoints/studies/offsets/offsets_layers.json
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.hooks import RemovableHandle
 
 from sua_demo.attacks import load_noise
 from sua_demo.attacks.sua import bucketed_loss
@@ -41,25 +48,44 @@ from sua_demo.models.base import VisionLanguageAdapter
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 GROUPS = {"a_attacker_images": "a", "b_attacker_heldout": "b", "c_unseen_heldout": "c", "retain_heldout": "retain"}
 STEPS, LR, BATCH, JITTER = 300, 0.05, 32, 0.5
-SITES = ("input", "output")
-CONDITIONS = {
-    "clean": "clean",
-    "delta": "shipped δ, 16/255",
-    "offset_input": "offset at the tower's input (any pixel pattern)",
-    "offset_output": "offset at the tower's output (the LM's image tokens)",
+# where an offset can go, from the pixels' side to the language model's, and how the table names it
+SITES = {
+    "input": "offset at the tower's input (any pixel pattern)",
+    "pre_norm": "offset after the tower's first LayerNorm",
+    "layer1": "offset after vision layer 1",
+    "layer2": "offset after vision layer 2",
+    "layer3": "offset after vision layer 3 (the features LLaVA projects)",
+    "output": "offset at the tower's output (the LM's image tokens)",
 }
+BASE_CONDITIONS = {"clean": "clean", "delta": "shipped δ, 16/255"}
 
 
-def site(adapter: VisionLanguageAdapter, at: str) -> torch.nn.Module:
+def hook(adapter: VisionLanguageAdapter, at: str, fn: Callable[[torch.Tensor], Any]) -> RemovableHandle:
+    """Call `fn` on the tensor at `at` (and put back what it returns, where it returns one)."""
     inner = adapter.model.model
-    return inner.multi_modal_projector if at == "output" else inner.vision_tower.embeddings.patch_embedding
+    tower = inner.vision_tower
+    if at == "layer3":  # the last layer's output is read from transformers' own record of it, made before any
+        # hook of ours could change it, so the offset goes on the projector's input (the same tensor, CLS dropped)
+        def on_input(module: torch.nn.Module, args: tuple) -> tuple | None:
+            out = fn(args[0])
+            return None if out is None else (out, *args[1:])
+
+        return inner.multi_modal_projector.register_forward_pre_hook(on_input)
+    if at == "input":
+        module = tower.embeddings.patch_embedding
+    elif at == "pre_norm":
+        module = tower.pre_layrnorm
+    elif at.startswith("layer"):
+        module = tower.encoder.layers[int(at.removeprefix("layer")) - 1]
+    else:
+        module = inner.multi_modal_projector
+    return module.register_forward_hook(lambda m, args, out: fn(out))
 
 
 @contextmanager
 def offset(adapter: VisionLanguageAdapter, v: torch.Tensor, at: str) -> Iterator[None]:
-    """Every image's patch embeddings ("input") or projected tokens ("output") + v, in the loss and in
-    `generate` alike."""
-    handle = site(adapter, at).register_forward_hook(lambda m, i, out: out + v.to(out.dtype))
+    """The tensor at `at` + v for every image, in the loss and in `generate` alike."""
+    handle = hook(adapter, at, lambda t: t + v.to(t.dtype))
     try:
         yield
     finally:
@@ -68,7 +94,7 @@ def offset(adapter: VisionLanguageAdapter, v: torch.Tensor, at: str) -> Iterator
 
 def fit_offset(adapter: VisionLanguageAdapter, bank: ImageBank, examples: list, seed: int, at: str) -> torch.Tensor:
     shape: list[torch.Size] = []
-    handle = site(adapter, at).register_forward_hook(lambda m, i, out: shape.append(out.shape[1:]))
+    handle = hook(adapter, at, lambda t: shape.append(t.shape[1:]))
     with torch.no_grad():
         adapter.image_features(adapter.pixel_values(bank.get(examples[:1])))
     handle.remove()
@@ -87,17 +113,21 @@ def fit_offset(adapter: VisionLanguageAdapter, bank: ImageBank, examples: list, 
     return v.detach()
 
 
-def one_split(adapter: VisionLanguageAdapter, bank: ImageBank, bench, name: str, seed: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def one_split(
+    adapter: VisionLanguageAdapter, bank: ImageBank, bench, name: str, seed: int, sites: list[str]
+) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     split = attack_split(bench, 0.5, seed)
     groups = {GROUPS[g]: ex for g, ex in protocol_groups(bench, split, tasks=("gen",)).items() if g in GROUPS}
     kind = "delta_retrain" if name == "retrain" else "delta"
     delta = load_noise(ROOT / "noise" / ("idk" if name == "retrain" else name) / f"{kind}_split{seed}.safetensors")
-    offsets = {at: fit_offset(adapter, bank, attacker_examples(bench, split), seed, at) for at in SITES}
-    with torch.no_grad():  # how large the output offset is beside the tokens it is added to
-        x = bank.get(groups["a"][:64])
-        tokens = adapter.image_features(adapter.pixel_values(x)).norm(dim=-1).mean()
-    rows: dict[str, Any] = {"output_offset_norm_ratio": float(offsets["output"].norm(dim=-1).mean() / tokens)}
-    for cond in CONDITIONS:
+    offsets = {at: fit_offset(adapter, bank, attacker_examples(bench, split), seed, at) for at in sites}
+    rows: dict[str, Any] = {}
+    if "output" in offsets:
+        with torch.no_grad():  # how large the output offset is beside the tokens it is added to
+            x = bank.get(groups["a"][:64])
+            tokens = adapter.image_features(adapter.pixel_values(x)).norm(dim=-1).mean()
+        rows["output_offset_norm_ratio"] = float(offsets["output"].norm(dim=-1).mean() / tokens)
+    for cond in [*BASE_CONDITIONS, *(f"offset_{at}" for at in sites)]:
         rows[cond] = {}
         for g, ex in groups.items():
             if cond.startswith("offset_"):
@@ -110,13 +140,13 @@ def one_split(adapter: VisionLanguageAdapter, bank: ImageBank, bench, name: str,
     return rows
 
 
-def table(results: dict[str, Any]) -> str:
+def table(results: dict[str, Any], sites: list[str]) -> str:
     lines = [
         "| model | input | a: attacker's photos | b: their held-out photos | c: unseen people, held-out | retain |",
         "|---|---|---|---|---|---|",
     ]
     for name, run in results.items():
-        for cond, label in CONDITIONS.items():
+        for cond, label in [*BASE_CONDITIONS.items(), *((f"offset_{at}", SITES[at]) for at in sites)]:
             cells = []
             for g in ("a", "b", "c", "retain"):
                 em = [r[cond][g]["gen_em"] for r in run["splits"].values()]
@@ -130,6 +160,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=["idk", "grad_diff", "retrain"])
     ap.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--sites", nargs="+", default=["input", "output"], choices=list(SITES))
     ap.add_argument("--out", help="write the figures here as JSON (and the table beside it as .md)")
     args = ap.parse_args()
     torch.manual_seed(0)
@@ -141,14 +172,11 @@ def main() -> None:
         for p in adapter.model.parameters():
             p.requires_grad_(False)
         bank = ImageBank(bench, adapter)
-        splits = {seed: one_split(adapter, bank, bench, name, seed) for seed in args.splits}
+        splits = {seed: one_split(adapter, bank, bench, name, seed, args.sites) for seed in args.splits}
         results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1)}
-        print(
-            f"{name}: {time.time() - t0:.0f} s, output |v| / |tokens| "
-            + ", ".join(f"{r['output_offset_norm_ratio']:.2f}" for r in splits.values()),
-            flush=True,
-        )
-    out = table(results)
+        ratios = [f"{r['output_offset_norm_ratio']:.2f}" for r in splits.values() if "output_offset_norm_ratio" in r]
+        print(f"{name}: {time.time() - t0:.0f} s; output |v| / |tokens| {', '.join(ratios) or '-'}", flush=True)
+    out = table(results, args.sites)
     print(out)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
