@@ -38,6 +38,7 @@ from sua_demo.attacks import load_noise
 from sua_demo.attacks.sua import bucketed_loss
 from sua_demo.augment import photo_jitter
 from sua_demo.bench import build_bench
+from sua_demo.bench.records import Bench
 from sua_demo.config import BenchConfig
 from sua_demo.data import ExampleSampler, ImageBank, questions_answers
 from sua_demo.eval.evaluate import score
@@ -114,8 +115,8 @@ def fit_offset(adapter: VisionLanguageAdapter, bank: ImageBank, examples: list, 
 
 
 def one_split(
-    adapter: VisionLanguageAdapter, bank: ImageBank, bench, name: str, seed: int, sites: list[str]
-) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    adapter: VisionLanguageAdapter, bank: ImageBank, bench: Bench, name: str, seed: int, sites: list[str]
+) -> dict[str, Any]:
     split = attack_split(bench, 0.5, seed)
     groups = {GROUPS[g]: ex for g, ex in protocol_groups(bench, split, tasks=("gen",)).items() if g in GROUPS}
     kind = "delta_retrain" if name == "retrain" else "delta"

@@ -1,11 +1,12 @@
-"""SUA with delta on a border frame only: zero over the centre of the photo. It overrides three hooks.
+"""SUA with delta on a border frame only: zero over the centre of the photo. It overrides two hooks.
 
 The universal delta's gain stops at +8 to +13 on forget people it never saw, whatever the budget (the
 budget curves in checkpoints/noise/idk/report.md are flat in c from 8/255 to 32/255), and the write-in study
 (bench/write_in.py) found the answers it opens there to be recognition errors: one pattern added over every
 face changes the features the model tells people apart by. An adversarial frame (Zajac et al., 2019) leaves
 the centre's pixels as they were, so the face the centre shows reaches the model unchanged, and the frame's
-patches can carry the part of delta that opens the refusal gate.
+patches can carry the part of delta that opens the refusal gate. delta starts masked and each step moves
+only the frame, so `project` is SUA's own.
 """
 
 from __future__ import annotations
@@ -38,7 +39,3 @@ class SUAFrame(SUA):
 
     def update(self, delta: torch.Tensor, grad: torch.Tensor, step: int) -> None:
         super().update(delta, grad * self.mask.to(grad.device), step)
-
-    def project(self, delta: torch.Tensor) -> None:
-        super().project(delta)
-        delta.mul_(self.mask.to(delta.device))
