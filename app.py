@@ -229,13 +229,14 @@ def build_app() -> gr.Blocks:
 
 
 def main() -> None:
-    from sua_demo.ui.launch import launch_kwargs, queued, serve_pages_on_one_thread, warm_up
+    from sua_demo.ui.launch import app_arguments, launch_kwargs, queued, serve_pages_on_one_thread, warm_up
 
+    args = app_arguments()  # first: `--help` prints and exits before any model loads
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     serve_pages_on_one_thread()
     demo = build_app()  # first: it times an attack step (to size Optimise), which the warm-up would slow down
     threading.Thread(target=warm_up, args=(state(),), daemon=True).start()
-    queued(demo).launch(**launch_kwargs(state().scratch.root))
+    queued(demo).launch(**launch_kwargs(state().scratch.root, args.host, args.port))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,22 @@ def test_importing_the_app_does_no_work():
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
+def test_help_says_how_to_serve_and_starts_nothing():
+    out = subprocess.run([sys.executable, "app.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "--port" in out.stdout and "GRADIO_SERVER_PORT" in out.stdout, out.stderr[-2000:]
+    assert "loaded" not in out.stderr, "--help loaded a model"
+
+
+def test_flags_override_the_environments_host_and_port(monkeypatch, tmp_path):
+    from sua_demo.ui.launch import app_arguments, launch_kwargs
+
+    monkeypatch.setenv("PORT", "9000")
+    assert launch_kwargs(tmp_path)["server_port"] == 9000
+    args = app_arguments(["--host", "0.0.0.0", "--port", "8000"])
+    kwargs = launch_kwargs(tmp_path, args.host, args.port)
+    assert (kwargs["server_name"], kwargs["server_port"]) == ("0.0.0.0", 8000)
+
+
 def test_app_py_is_layout_and_wiring():
     assert len((ROOT / "app.py").read_text().splitlines()) <= 250
 

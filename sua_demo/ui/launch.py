@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 from pathlib import Path
@@ -21,11 +22,25 @@ def page_kwargs() -> dict[str, Any]:
     return {"css": CSS, "head": HEAD}
 
 
-def launch_kwargs(scratch: Path) -> dict[str, Any]:
+def app_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """`python app.py`'s flags. A Space starts it with none (the environment sets host and port); a person who
+    types `--help` learns how to serve it instead of starting a server that ignores the flag."""
+    ap = argparse.ArgumentParser(
+        prog="app.py",
+        description="SUA Lab: serve the Gradio app on the embedded default (or a model picked in the page).",
+        epilog="Without flags the host and port come from GRADIO_SERVER_NAME and PORT or GRADIO_SERVER_PORT "
+        "(as on Hugging Face Spaces), else 127.0.0.1:7860. The batch interface is `sua --help`.",
+    )
+    ap.add_argument("--host", help="address to serve on (0.0.0.0 for every interface)")
+    ap.add_argument("--port", type=int, help="port to serve on")
+    return ap.parse_args(argv)
+
+
+def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = None) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         **page_kwargs(),
-        "server_name": os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-        "server_port": int(os.environ.get("PORT", os.environ.get("GRADIO_SERVER_PORT", 7860))),
+        "server_name": host or os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        "server_port": port or int(os.environ.get("PORT", os.environ.get("GRADIO_SERVER_PORT", 7860))),
         "show_error": True,
         "max_file_size": MAX_UPLOAD,
         "allowed_paths": [str(scratch)],
