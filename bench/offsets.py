@@ -13,6 +13,13 @@ measure a ceiling, nothing is chosen by them. tiny-llava only (the hooks are on 
   HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --models idk grad_diff retrain --splits 0 1 2 3 4 5 \\
       --out checkpoints/studies/offsets/offsets.json
 
+`--bench-seed S` reads another world built by `make worlds` (models under runs/worlds/seedS; that world's noises
+are set beside the offsets where they were built); `--steps` and `--lr` fit longer or harder, to see whether a
+ceiling is the fit's rather than the site's:
+
+  HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --bench-seed 1 --models idk grad_diff retrain \\
+      --out checkpoints/studies/offsets/offsets_seed1.json
+
 `--sites` puts offsets in between too (after the tower's first LayerNorm, after each vision layer), to find
 where in the tower universality stops:
 
@@ -47,8 +54,9 @@ from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
+WORLDS = Path(__file__).resolve().parent.parent / "runs" / "worlds"  # where `make worlds` builds the other worlds
 GROUPS = {"a_attacker_images": "a", "b_attacker_heldout": "b", "c_unseen_heldout": "c", "retain_heldout": "retain"}
-STEPS, LR, BATCH, JITTER = 300, 0.05, 32, 0.5
+BATCH, JITTER = 32, 0.5
 # where an offset can go, from the pixels' side to the language model's, and how the table names it
 SITES = {
     "input": "offset at the tower's input (any pixel pattern)",
@@ -93,17 +101,21 @@ def offset(adapter: VisionLanguageAdapter, v: torch.Tensor, at: str) -> Iterator
         handle.remove()
 
 
-def fit_offset(adapter: VisionLanguageAdapter, bank: ImageBank, examples: list, seed: int, at: str) -> torch.Tensor:
+def fit_offset(
+    adapter: VisionLanguageAdapter, bank: ImageBank, examples: list, seed: int, at: str, steps: int, lr: float
+) -> tuple[torch.Tensor, float]:
+    """The offset and its fit's last loss (the mean over the last 20 steps: is a longer fit still going down?)."""
     shape: list[torch.Size] = []
     handle = hook(adapter, at, lambda t: shape.append(t.shape[1:]))
     with torch.no_grad():
         adapter.image_features(adapter.pixel_values(bank.get(examples[:1])))
     handle.remove()
     v = torch.zeros(shape[0], requires_grad=True)
-    opt = torch.optim.Adam([v], lr=LR)
+    opt = torch.optim.Adam([v], lr=lr)
     sampler, gen = ExampleSampler(examples, BATCH, seed), torch.Generator().manual_seed(seed)
+    losses: list[float] = []
     with offset(adapter, v, at):
-        for _ in range(STEPS):
+        for _ in range(steps):
             chunk = sampler()
             x = photo_jitter(bank.get(chunk), gen, strength=JITTER)
             feats = adapter.image_features(adapter.pixel_values(x))
@@ -111,24 +123,35 @@ def fit_offset(adapter: VisionLanguageAdapter, bank: ImageBank, examples: list, 
             opt.zero_grad()
             loss.backward()
             opt.step()
-    return v.detach()
+            losses.append(float(loss))
+    return v.detach(), float(np.mean(losses[-20:]))
 
 
 def one_split(
-    adapter: VisionLanguageAdapter, bank: ImageBank, bench: Bench, name: str, seed: int, sites: list[str]
+    adapter: VisionLanguageAdapter,
+    bank: ImageBank,
+    bench: Bench,
+    name: str,
+    seed: int,
+    sites: list[str],
+    noise_dir: Path,
+    steps: int,
+    lr: float,
 ) -> dict[str, Any]:
     split = attack_split(bench, 0.5, seed)
     groups = {GROUPS[g]: ex for g, ex in protocol_groups(bench, split, tasks=("gen",)).items() if g in GROUPS}
     kind = "delta_retrain" if name == "retrain" else "delta"
-    delta = load_noise(ROOT / "noise" / ("idk" if name == "retrain" else name) / f"{kind}_split{seed}.safetensors")
-    offsets = {at: fit_offset(adapter, bank, attacker_examples(bench, split), seed, at) for at in sites}
-    rows: dict[str, Any] = {}
+    noise = noise_dir / ("idk" if name == "retrain" else name) / f"{kind}_split{seed}.safetensors"
+    delta = load_noise(noise) if noise.is_file() else None  # another world's noises may not be built
+    fits = {at: fit_offset(adapter, bank, attacker_examples(bench, split), seed, at, steps, lr) for at in sites}
+    offsets = {at: v for at, (v, _) in fits.items()}
+    rows: dict[str, Any] = {"fit_loss": {at: loss for at, (_, loss) in fits.items()}}
     if "output" in offsets:
         with torch.no_grad():  # how large the output offset is beside the tokens it is added to
             x = bank.get(groups["a"][:64])
             tokens = adapter.image_features(adapter.pixel_values(x)).norm(dim=-1).mean()
         rows["output_offset_norm_ratio"] = float(offsets["output"].norm(dim=-1).mean() / tokens)
-    for cond in [*BASE_CONDITIONS, *(f"offset_{at}" for at in sites)]:
+    for cond in [*(c for c in BASE_CONDITIONS if c == "clean" or delta is not None), *(f"offset_{at}" for at in sites)]:
         rows[cond] = {}
         for g, ex in groups.items():
             if cond.startswith("offset_"):
@@ -148,6 +171,8 @@ def table(results: dict[str, Any], sites: list[str]) -> str:
     ]
     for name, run in results.items():
         for cond, label in [*BASE_CONDITIONS.items(), *((f"offset_{at}", SITES[at]) for at in sites)]:
+            if any(cond not in r for r in run["splits"].values()):
+                continue
             cells = []
             for g in ("a", "b", "c", "retain"):
                 em = [r[cond][g]["gen_em"] for r in run["splits"].values()]
@@ -162,19 +187,25 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["idk", "grad_diff", "retrain"])
     ap.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--sites", nargs="+", default=["input", "output"], choices=list(SITES))
+    ap.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world, built by `make worlds`")
+    ap.add_argument("--steps", type=int, default=300, help="Adam steps fitting each offset")
+    ap.add_argument("--lr", type=float, default=0.05, help="Adam's learning rate on the offset")
     ap.add_argument("--out", help="write the figures here as JSON (and the table beside it as .md)")
     args = ap.parse_args()
     torch.manual_seed(0)
-    bench = build_bench(BenchConfig())
+    bench = build_bench(BenchConfig(seed=args.bench_seed))
+    world = ROOT if args.bench_seed == BenchConfig.seed else WORLDS / f"seed{args.bench_seed}"
+    models, noise_dir = world / "tiny-llava", world / "noise"
     results: dict[str, Any] = {}
     for name in args.models:
         t0 = time.time()
-        adapter = load_adapter(ROOT / "tiny-llava" / name)
+        adapter = load_adapter(models / name)
         for p in adapter.model.parameters():
             p.requires_grad_(False)
         bank = ImageBank(bench, adapter)
-        splits = {seed: one_split(adapter, bank, bench, name, seed, args.sites) for seed in args.splits}
-        results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1)}
+        fit = (noise_dir, args.steps, args.lr)
+        splits = {seed: one_split(adapter, bank, bench, name, seed, args.sites, *fit) for seed in args.splits}
+        results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1), "steps": args.steps, "lr": args.lr}
         ratios = [f"{r['output_offset_norm_ratio']:.2f}" for r in splits.values() if "output_offset_norm_ratio" in r]
         print(f"{name}: {time.time() - t0:.0f} s; output |v| / |tokens| {', '.join(ratios) or '-'}", flush=True)
     out = table(results, args.sites)
