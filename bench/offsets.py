@@ -123,7 +123,7 @@ def fit_offset(
             opt.zero_grad()
             loss.backward()
             opt.step()
-            losses.append(float(loss))
+            losses.append(loss.item())
     return v.detach(), float(np.mean(losses[-20:]))
 
 
