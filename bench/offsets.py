@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy.optimize import linprog
 from torch.utils.hooks import RemovableHandle
 
 from sua_demo.attacks import load_noise
@@ -127,6 +128,25 @@ def fit_offset(
     return v.detach(), float(np.mean(losses[-20:]))
 
 
+def pixels_needed(adapter: VisionLanguageAdapter, v: torch.Tensor) -> list[float]:
+    """Per patch, the smallest L-inf pixel delta (in 1/255) whose patch embedding is v's column there: a linear
+    programme (min t with W d = v, |d| <= t), W being the patch embedding after the processor's normalisation.
+    Says whether an input offset is a pattern an image could carry, or one far outside [0, 1]."""
+    weight = adapter.model.model.vision_tower.embeddings.patch_embedding.weight.detach().double()
+    std = adapter._mean_std[1].double().view(1, 3, 1, 1)
+    w = (weight / std).flatten(1).numpy()  # (width, 3 P P): pixel delta -> offset
+    width, n = w.shape
+    cost = np.r_[np.zeros(n), 1.0]
+    bound = np.block([[np.eye(n), -np.ones((n, 1))], [-np.eye(n), -np.ones((n, 1))]])
+    equal = np.hstack([w, np.zeros((width, 1))])
+    target = v.double().flatten(1).numpy()  # (width, cells)
+    out = []
+    for cell in range(target.shape[1]):
+        res = linprog(cost, A_ub=bound, b_ub=np.zeros(2 * n), A_eq=equal, b_eq=target[:, cell], bounds=(None, None))
+        out.append(float(res.x[-1] * 255))
+    return out
+
+
 def one_split(
     adapter: VisionLanguageAdapter,
     bank: ImageBank,
@@ -146,6 +166,8 @@ def one_split(
     fits = {at: fit_offset(adapter, bank, attacker_examples(bench, split), seed, at, steps, lr) for at in sites}
     offsets = {at: v for at, (v, _) in fits.items()}
     rows: dict[str, Any] = {"fit_loss": {at: loss for at, (_, loss) in fits.items()}}
+    if "input" in offsets:
+        rows["input_pixels_needed"] = pixels_needed(adapter, offsets["input"])
     if "output" in offsets:
         with torch.no_grad():  # how large the output offset is beside the tokens it is added to
             x = bank.get(groups["a"][:64])
@@ -207,7 +229,12 @@ def main() -> None:
         splits = {seed: one_split(adapter, bank, bench, name, seed, args.sites, *fit) for seed in args.splits}
         results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1), "steps": args.steps, "lr": args.lr}
         ratios = [f"{r['output_offset_norm_ratio']:.2f}" for r in splits.values() if "output_offset_norm_ratio" in r]
-        print(f"{name}: {time.time() - t0:.0f} s; output |v| / |tokens| {', '.join(ratios) or '-'}", flush=True)
+        linf = [f"{max(r['input_pixels_needed']):.0f}" for r in splits.values() if "input_pixels_needed" in r]
+        print(
+            f"{name}: {time.time() - t0:.0f} s; output |v| / |tokens| {', '.join(ratios) or '-'}; "
+            f"L-inf/255 a pixel delta needs for the input offset {', '.join(linf) or '-'}",
+            flush=True,
+        )
     out = table(results, args.sites)
     print(out)
     if args.out:
