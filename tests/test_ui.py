@@ -208,3 +208,28 @@ def test_an_upload_is_shown_with_the_banner(engine, tmp_path):
     p = page.render(engine, page.Inputs("idk", "", 5, str(path)))
     assert p.preview_caption == "your photo" and page.UPLOAD_BANNER in p.banner
     assert p.preview.size[0] >= 256 and all(r.truth is None for r in p.story.rows)
+
+
+def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(tmp_path):
+    from sua_demo.ui.about import CEILING_RUNS, about_markdown, ceiling_figures
+
+    def world(c_input: float, c_output: float, retrain_output: float) -> dict:
+        def split(inp, out):
+            return {
+                "clean": {"c": {"gen_em": 10.0}},
+                "offset_input": {"c": {"gen_em": 10.0 + inp}},
+                "offset_output": {"c": {"gen_em": 10.0 + out}},
+            }
+
+        return {
+            "idk": {"splits": {"0": split(c_input, c_output), "1": split(c_input + 2, c_output)}},
+            "retrain": {"splits": {"0": split(0.0, retrain_output)}},
+        }
+
+    assert ceiling_figures(tmp_path) == ""
+    (tmp_path / CEILING_RUNS[0]).write_text(json.dumps(world(4.0, 40.0, 1.0)))
+    (tmp_path / CEILING_RUNS[1]).write_text(json.dumps(world(8.0, 60.0, -3.0)))
+    text = ceiling_figures(tmp_path)
+    assert "**+7.0**" in text and "**+50.0**" in text and "gains -1.0:" in text and "2 worlds" in text
+    shipped = about_markdown(ROOT / "checkpoints" / "noise")
+    assert "What limits δ on people it never saw" in shipped and "3 worlds" in shipped

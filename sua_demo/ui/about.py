@@ -71,5 +71,37 @@ def shipped_figures(noise_root: Path) -> str:
     return "\n".join(parts)
 
 
+# the offsets study's converged fits, one file a world (checkpoints/studies/offsets, bench/offsets.py)
+CEILING_RUNS = ("offsets_lr0.2.json", "offsets_seed1.json", "offsets_seed2.json")
+
+
+def _unseen_gain(runs: list[dict[str, Any]], model: str, cond: str) -> float:
+    """Gain on unseen people's held-out photos, in points: the mean over worlds of each world's mean over splits."""
+    per_world = [
+        sum(s[cond]["c"]["gen_em"] - s["clean"]["c"]["gen_em"] for s in r[model]["splits"].values())
+        / len(r[model]["splits"])
+        for r in runs
+    ]
+    return sum(per_world) / len(per_world)
+
+
+def ceiling_figures(studies: Path) -> str:
+    """Why δ brings unseen people back so little, from the offsets study's files (empty where they are absent)."""
+    runs = [json.loads((studies / f).read_text()) for f in CEILING_RUNS if (studies / f).is_file()]
+    if not runs:
+        return ""
+    idk_in, idk_out = _unseen_gain(runs, "idk", "offset_input"), _unseen_gain(runs, "idk", "offset_output")
+    retrain_out = _unseen_gain(runs, "retrain", "offset_output")
+    return f"""
+## What limits δ on people it never saw
+One additive pattern of any size at the vision tower's input, which is what every pixel δ is there,
+brings the IDK model's unseen people back by only **{idk_in:+.1f}** points. The same kind of change made to
+the image tokens the language model reads brings back **{idk_out:+.1f}**; the retrain control gains {retrain_out:+.1f}:
+the forgotten facts are still in the weights, behind the vision tower, mostly out of reach of pixels
+(`checkpoints/studies/offsets`, {len(runs)} worlds, 3 splits each).
+"""
+
+
 def about_markdown(noise_root: Path) -> str:
-    return "\n".join([INTRO, shipped_figures(noise_root), ETHICS])
+    studies = noise_root.parent / "studies" / "offsets"
+    return "\n".join([INTRO, shipped_figures(noise_root), ceiling_figures(studies), ETHICS])

@@ -26,7 +26,6 @@ HEAD = (
     f'<meta name="description" content="{DESCRIPTION}">'
     f'<meta property="og:title" content="{TITLE}"><meta property="og:description" content="{DESCRIPTION}">'
 )
-ABOUT_PATH = "ABOUT.md"
 CSS = """
 .story-wrap { overflow-x: auto; }
 table.story { border-collapse: collapse; width: 100%; font-size: 0.92em; }
