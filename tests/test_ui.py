@@ -230,6 +230,6 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
     (tmp_path / CEILING_RUNS[0]).write_text(json.dumps(world(4.0, 40.0, 1.0)))
     (tmp_path / CEILING_RUNS[1]).write_text(json.dumps(world(8.0, 60.0, -3.0)))
     text = ceiling_figures(tmp_path)
-    assert "**+7.0**" in text and "**+50.0**" in text and "gains -1.0:" in text and "2 worlds" in text
+    assert "**+7.0**" in text and "**+50.0**" in text and "gains -1.0:" in text and "2 worlds, 2 splits each" in text
     shipped = about_markdown(ROOT / "checkpoints" / "noise")
-    assert "What limits δ on people it never saw" in shipped and "3 worlds" in shipped
+    assert "What limits δ on people it never saw" in shipped and "3 worlds, 3 splits each" in shipped

@@ -92,13 +92,14 @@ def ceiling_figures(studies: Path) -> str:
         return ""
     idk_in, idk_out = _unseen_gain(runs, "idk", "offset_input"), _unseen_gain(runs, "idk", "offset_output")
     retrain_out = _unseen_gain(runs, "retrain", "offset_output")
+    splits = len(runs[0]["idk"]["splits"])
     return f"""
 ## What limits δ on people it never saw
 One additive pattern of any size at the vision tower's input, which is what every pixel δ is there,
 brings the IDK model's unseen people back by only **{idk_in:+.1f}** points. The same kind of change made to
 the image tokens the language model reads brings back **{idk_out:+.1f}**; the retrain control gains {retrain_out:+.1f}:
 the forgotten facts are still in the weights, behind the vision tower, mostly out of reach of pixels
-(`checkpoints/studies/offsets`, {len(runs)} worlds, 3 splits each).
+(`checkpoints/studies/offsets`, {len(runs)} worlds, {splits} splits each).
 """
 
 
