@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +16,18 @@ from safetensors.torch import save
 from sua_demo.errors import SuaError
 from sua_demo.io import atomic_write_bytes
 
+log = logging.getLogger(__name__)
 KEY = "delta"
 EPS_SLACK = 1e-6  # float rounding of a projected delta
+# A metadata value is a short JSON text (a run's settings are under 2 kB, 500 person IDs under 4 kB); a hostile
+# file's value is read no further than these caps, so no parser recursion or giant-number conversion can start.
+MAX_META_CHARS = 64_000
+MAX_META_DEPTH = 16
+MAX_DIGITS = 40  # a whole number's digits: far beyond any step, seed or ID, far below int()'s own limit
+
+
+class _Refused(ValueError):
+    """A metadata value that is not read: too long, too deeply nested, or a number with too many digits."""
 
 
 @dataclass
@@ -46,18 +57,64 @@ def as_saved(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: _parse(v) for k, v in _encode(meta).items()}
 
 
-def save_noise(noise: Noise, path: str | Path) -> Path:
+def noise_bytes(noise: Noise) -> bytes:
+    """The noise file's bytes, so that a caller can name a download by its content before writing it."""
     meta = _encode({**noise.meta, "eps": noise.eps})
-    data = save({KEY: noise.delta.detach().float().cpu().contiguous()}, metadata=meta)
-    atomic_write_bytes(Path(path), data)
+    return save({KEY: noise.delta.detach().float().cpu().contiguous()}, metadata=meta)
+
+
+def save_noise(noise: Noise, path: str | Path) -> Path:
+    atomic_write_bytes(Path(path), noise_bytes(noise))
     return Path(path)
 
 
+def _depth(text: str) -> int:
+    """How deeply JSON arrays and objects nest in `text` (brackets inside strings do not count); read before
+    json.loads, whose recursion a 100000-deep value would exhaust."""
+    depth = top = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            top = max(top, depth)
+        elif ch in "]}":
+            depth -= 1
+    return top
+
+
+def _whole(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _Refused(text)
+    return int(text)
+
+
+def _real(text: str) -> float:
+    if len(text) > MAX_DIGITS * 2:
+        raise _Refused(text)
+    return float(text)
+
+
 def _parse(value: str) -> Any:
+    """A metadata value as JSON where it is JSON, else the string itself; _Refused where it is not safe to read."""
+    if len(value) > MAX_META_CHARS or _depth(value) > MAX_META_DEPTH:
+        raise _Refused(value[:40])
     try:
-        return json.loads(value)
+        return json.loads(value, parse_int=_whole, parse_float=_real)
+    except _Refused:
+        raise
     except json.JSONDecodeError:
         return value
+    except (ValueError, RecursionError) as err:  # belt and braces: no parser message reaches a person
+        raise _Refused(value[:40]) from err
 
 
 def load_noise(path: str | Path, resolution: int | None = None) -> Noise:
@@ -72,21 +129,22 @@ def load_noise(path: str | Path, resolution: int | None = None) -> Noise:
             keys = list(f.keys())
             raw_meta = f.metadata() or {}
             if KEY not in keys:
-                raise SuaError(
-                    f"{path.name} holds {keys or 'no tensors'}, not a '{KEY}' tensor; is it a SUA noise file?"
-                )
+                shown = ", ".join(repr(k[:40]) for k in keys[:5]) or "no tensors"
+                raise SuaError(f"{path.name} holds {shown}, not a '{KEY}' tensor; is it a SUA noise file?")
             delta = f.get_tensor(KEY)
-    except SafetensorError as err:
-        raise SuaError(f"{path.name} is not a valid safetensors file ({err}); noise files are .safetensors") from err
-    meta = {k: _parse(v) for k, v in raw_meta.items()}
-    if "eps" not in meta:
-        raise SuaError(f"{path.name} has no 'eps' in its metadata; cannot check the noise budget")
-    try:
-        eps = float(meta.pop("eps"))
-    except (TypeError, ValueError):
-        raise SuaError(f"{path.name} has a non-numeric 'eps' in its metadata; cannot check the noise budget") from None
+    except SuaError:
+        raise
+    except (SafetensorError, OSError, ValueError, TypeError, RuntimeError) as err:
+        log.debug("could not read %s: %s", path.name, err)  # the library's words, for whoever debugs
+        raise SuaError(
+            f"{path.name} is not a readable noise file (another format, truncated or corrupt); "
+            "upload a .safetensors noise saved by SUA Lab or `sua attack`"
+        ) from None
+    meta = _read_meta(raw_meta, path.name)
+    eps = _eps(meta, path.name)
     if delta.dtype not in (torch.float32, torch.float16, torch.bfloat16):
-        raise SuaError(f"noise must be a float tensor, got {delta.dtype}")
+        kind = str(delta.dtype).removeprefix("torch.")
+        raise SuaError(f"noise must be a float tensor (float32, float16 or bfloat16), got {kind}")
     if delta.ndim != 3 or delta.shape[0] != 3 or delta.shape[1] != delta.shape[2]:
         raise SuaError(f"noise must have shape (3, S, S), got {tuple(delta.shape)}")
     if resolution is not None and delta.shape[-1] != resolution:
@@ -103,6 +161,33 @@ def load_noise(path: str | Path, resolution: int | None = None) -> Noise:
         raise SuaError(f"noise exceeds its own budget: max |delta| = {peak:.4f} > eps = {eps:.4f}")
     _check_meta(meta, path.name)
     return Noise(delta, eps, meta)
+
+
+def _read_meta(raw: dict[str, str], name: str) -> dict[str, Any]:
+    """Every metadata value parsed, or one line naming the first that is not safe to read."""
+    meta: dict[str, Any] = {}
+    for key, value in raw.items():
+        try:
+            meta[key] = _parse(value)
+        except _Refused:
+            raise SuaError(
+                f"{name}: metadata {key[:40]!r} is too long, too deeply nested or holds a number with too many "
+                "digits; save the noise again with SUA Lab or `sua attack`"
+            ) from None
+    return meta
+
+
+def _eps(meta: dict[str, Any], name: str) -> float:
+    """The noise budget: a real number (JSON `true` is not 1), popped from `meta`."""
+    if "eps" not in meta:
+        raise SuaError(f"{name} has no 'eps' in its metadata; cannot check the noise budget")
+    eps = meta.pop("eps")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise SuaError(f"{name} has a non-numeric 'eps' in its metadata; cannot check the noise budget")
+    try:
+        return float(eps)
+    except OverflowError:
+        raise SuaError(f"{name} has an 'eps' far out of range in its metadata; eps must be in (0, 1]") from None
 
 
 ID_LISTS = ("attacker_ids", "unseen_ids")
