@@ -1,4 +1,4 @@
-"""Reading photos people upload: any common format in, one RGB picture out, or a one-line reason why not.
+"""Reading photos people upload: a common format in, one RGB picture out, or a one-line reason why not.
 
 The app and the CLI accept whatever a phone or a browser produces (JPEG with EXIF rotation, PNG with
 alpha, 16-bit PNG, palette GIF, WebP, CMYK JPEG...). Everything odd is normalised here, so the models
@@ -9,6 +9,8 @@ refused here with a message a person can act on.
 from __future__ import annotations
 
 import io
+import logging
+import struct
 import warnings
 from pathlib import Path
 
@@ -18,6 +20,15 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from sua_demo.errors import SuaError
 
+log = logging.getLogger(__name__)
+# The formats a phone, a camera or a browser produces. Only their decoders ever see an upload, so a file that
+# claims to be EPS (which would start Ghostscript), TIFF, PSD or any rarer format never reaches its plugin.
+FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP")
+ACCEPTED = "JPEG, PNG, WebP, GIF or BMP"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# Ancillary PNG chunks that hold text, a colour profile or EXIF: none is needed to show the pixels, and each can
+# be large enough (compressed text past the decoder's caps) to stop a valid picture from decoding.
+PNG_METADATA = (b"tEXt", b"zTXt", b"iTXt", b"iCCP", b"eXIf")
 MAX_PIXELS = 50_000_000  # ~7000 x 7000: far beyond any photo the models need, far below a bomb
 MAX_ASPECT = 10  # the processor scales the short side up to the model's size: a 200000x8 strip would become
 # 1.6 M x 64 px (a gigabyte) however few pixels it has, so the cap on pixels must hold after that resize too
@@ -40,30 +51,70 @@ def read_image(source: str | Path | bytes) -> tuple[Image.Image, list[str]]:
         data = path.read_bytes()
     if not data:
         raise SuaError("the file is empty")
-    notes: list[str] = []
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            im = Image.open(io.BytesIO(data))
-            _check_size(im.size)  # from the header, before decoding a single pixel
-            frames = getattr(im, "n_frames", 1)
-            if frames > 1:
-                im.seek(0)
-                notes.append(f"animated image: using its first frame of {frames}")
-            im.load()
-            im = ImageOps.exif_transpose(im) or im
-            rgb, note = to_rgb(im)
+        rgb, notes = _decode(data)
     except SuaError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
         raise SuaError("image is too large to decode safely; upload a photo under 50 megapixels") from err
     except UnidentifiedImageError as err:
-        raise SuaError("not an image (or a format Pillow cannot read); upload a JPEG, PNG, WebP or GIF") from err
+        raise SuaError(f"not an image in an accepted format; upload a {ACCEPTED} photo") from err
     except Exception as err:  # a corrupt file can make a decoder fail in any way; none may reach the user raw
-        raise SuaError(f"the image could not be decoded ({err}); the file may be truncated or corrupt") from err
+        rgb, notes = _without_metadata(data, err)
+    return rgb, notes
+
+
+def _decode(data: bytes) -> tuple[Image.Image, list[str]]:
+    """Decode `data` (one of FORMATS) to 8-bit RGB with notes; the decoder's own exceptions pass through."""
+    notes: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        im = Image.open(io.BytesIO(data), formats=list(FORMATS))
+        _check_size(im.size)  # from the header, before decoding a single pixel
+        frames = getattr(im, "n_frames", 1)
+        if frames > 1:
+            im.seek(0)
+            notes.append(f"animated image: using its first frame of {frames}")
+        im.load()
+        im = ImageOps.exif_transpose(im) or im
+        rgb, note = to_rgb(im)
     if note:
         notes.append(note)
     return rgb, notes
+
+
+def _without_metadata(data: bytes, err: Exception) -> tuple[Image.Image, list[str]]:
+    """A PNG that failed to decode, tried once more with its text, colour profile and EXIF chunks dropped (text
+    beyond the decoder's size caps is enough to fail a valid picture); anything else is refused as corrupt."""
+    stripped = strip_png_metadata(data) if data.startswith(PNG_SIGNATURE) else data
+    if stripped != data:
+        try:
+            rgb, notes = _decode(stripped)
+            return rgb, [*notes, "image metadata dropped"]
+        except SuaError:
+            raise
+        except Exception as again:  # still corrupt without them: the refusal below
+            err = again
+    log.debug("image decoding failed: %s: %s", type(err).__name__, err)  # the decoder's words, for debugging
+    raise SuaError("the image could not be decoded: the file may be truncated or corrupt, so upload another copy")
+
+
+def strip_png_metadata(data: bytes) -> bytes:
+    """The PNG without its PNG_METADATA chunks; the rest is copied byte for byte. A chunk whose length runs
+    past the end stops the walk there, and the remainder is kept as it is for the decoder to judge."""
+    out = [data[:8]]
+    pos = 8
+    while pos + 8 <= len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        end = pos + 12 + length  # length, type, data, CRC
+        if end > len(data):
+            break
+        if kind not in PNG_METADATA:
+            out.append(data[pos:end])
+        pos = end
+    out.append(data[pos:])
+    return b"".join(out)
 
 
 def _check_size(size: tuple[int, int]) -> None:

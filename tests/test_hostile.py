@@ -3,15 +3,19 @@ library and no server path, never a raw parser, decoder or loader message."""
 
 from __future__ import annotations
 
+import io
 import json
 import struct
+import zlib
 
 import pytest
 import torch
+from PIL import EpsImagePlugin, Image, PngImagePlugin
 from safetensors.torch import save
 
 from sua_demo.attacks.noise import load_noise
 from sua_demo.errors import SuaError
+from sua_demo.images import read_image, strip_png_metadata
 
 LIBRARIES = ("pillow", "safetensors", "torch", "transformers", "huggingface", "pickle", "recursion", "traceback")
 
@@ -82,3 +86,93 @@ def test_an_integer_noise_names_its_dtype_without_the_library(tmp_path):
     with pytest.raises(SuaError) as err:
         load_noise(_noise_file(tmp_path, {"eps": "0.05"}, torch.zeros(3, 8, 8, dtype=torch.int64)))
     assert "got int64" in one_line(err.value)
+
+
+# -- 2. images --------------------------------------------------------------------------------------------------
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def _png(*extra: bytes, after_pixels: bool = False) -> bytes:
+    """A 16x16 PNG with `extra` chunks after its header (or after its pixel data)."""
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 16), (10, 200, 30)).save(buf, "PNG")
+    data = buf.getvalue()
+    at = data.rindex(b"IEND") - 4 if after_pixels else 33  # 8-byte signature + the 25-byte IHDR chunk
+    return data[:at] + b"".join(extra) + data[at:]
+
+
+BIG = zlib.compress(b"\0" * (PngImagePlugin.MAX_TEXT_CHUNK + 1))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _png(_chunk(b"zTXt", b"comment\0\0" + BIG)),
+        _png(_chunk(b"iTXt", b"comment\0\1\0\0\0" + BIG)),
+        _png(_chunk(b"iCCP", b"profile\0\0" + BIG)),
+        _png(_chunk(b"zTXt", b"comment\0\0" + BIG), after_pixels=True),
+    ],
+    ids=["zTXt", "iTXt", "iCCP", "zTXt-after-pixels"],
+)
+def test_a_png_whose_metadata_exceeds_the_decoders_caps_is_read_without_it(data):
+    with pytest.raises(ValueError):  # the decoder alone refuses the picture
+        Image.open(io.BytesIO(data)).load()
+    rgb, notes = read_image(data)
+    assert rgb.size == (16, 16) and rgb.getpixel((3, 3)) == (10, 200, 30) and "image metadata dropped" in notes
+
+
+def test_a_png_with_too_much_text_in_all_is_read_without_it(monkeypatch):
+    monkeypatch.setattr(PngImagePlugin, "MAX_TEXT_MEMORY", 2**20)  # the same check, at a size a test can afford
+    text = zlib.compress(b"a" * 600_000)
+    rgb, notes = read_image(_png(*(_chunk(b"zTXt", b"k%d\0\0" % i + text) for i in range(3))))
+    assert rgb.size == (16, 16) and "image metadata dropped" in notes
+
+
+def test_an_ordinary_png_keeps_its_metadata_and_gets_no_note():
+    rgb, notes = read_image(_png(_chunk(b"tEXt", b"Comment\0hello")))
+    assert rgb.size == (16, 16) and notes == []
+
+
+def test_stripping_leaves_a_png_that_runs_past_its_end_as_it_is():
+    data = _png()
+    broken = data[:33] + struct.pack(">I", 2**31) + b"zTXt" + b"x" * 10
+    assert strip_png_metadata(broken) == broken
+
+
+def _encoded(fmt: str) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 16), (1, 2, 3)).save(buf, fmt)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 16 16\n%%EndComments\nshowpage\n",
+        _encoded("TIFF"),
+        _encoded("PPM"),
+        _encoded("ICO"),
+    ],
+    ids=["eps", "tiff", "ppm", "ico"],
+)
+def test_formats_beyond_the_accepted_ones_never_reach_a_decoder(data, monkeypatch):
+    opened = []
+    monkeypatch.setattr(EpsImagePlugin.EpsImageFile, "_open", lambda self: opened.append(1))
+    with pytest.raises(SuaError) as err:
+        read_image(data)
+    assert "JPEG, PNG, WebP, GIF or BMP" in one_line(err.value) and not opened
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "WEBP", "GIF", "BMP"])
+def test_every_accepted_format_reads(fmt):
+    rgb, _ = read_image(_encoded(fmt))
+    assert rgb.size == (16, 16) and rgb.mode == "RGB"
+
+
+def test_a_decoding_failure_quotes_no_decoder_message():
+    data = _encoded("JPEG")
+    with pytest.raises(SuaError) as err:
+        read_image(data[: len(data) // 2])
+    text = one_line(err.value)
+    assert "truncated or corrupt" in text and "(" not in text and "image file is truncated" not in text
