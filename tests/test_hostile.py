@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
+import shutil
 import struct
 import zlib
 
@@ -14,18 +16,21 @@ from PIL import EpsImagePlugin, Image, PngImagePlugin
 from safetensors.torch import save
 
 from sua_demo.attacks.noise import load_noise
+from sua_demo.config import CHECKPOINTS
 from sua_demo.errors import SuaError
 from sua_demo.images import read_image, strip_png_metadata
+from sua_demo.models.loading import check_safetensors, load_adapter, load_failure
 
 LIBRARIES = ("pillow", "safetensors", "torch", "transformers", "huggingface", "pickle", "recursion", "traceback")
+TINY = CHECKPOINTS / "tiny-llava"
 
 
-def one_line(err: BaseException) -> str:
-    """The message, checked to be one line that names no library."""
+def one_line(err: BaseException, allow: tuple[str, ...] = ()) -> str:
+    """The message, checked to be one line that names no library (but the file formats in `allow`)."""
     text = str(err)
     assert "\n" not in text and text, text
-    words = text.lower().replace(".safetensors", "")  # the file type people upload is not the library's name
-    assert not any(name in words for name in LIBRARIES), text
+    words = text.lower().replace(".safetensors", "").replace("pytorch_model.bin", "")  # file names, not libraries
+    assert not any(name in words for name in LIBRARIES if name not in allow), text
     return text
 
 
@@ -176,3 +181,85 @@ def test_a_decoding_failure_quotes_no_decoder_message():
         read_image(data[: len(data) // 2])
     text = one_line(err.value)
     assert "truncated or corrupt" in text and "(" not in text and "image file is truncated" not in text
+
+
+# -- 3. weights ----------------------------------------------------------------------------------------------------
+FORMATS_NAMED = ("safetensors", "pickle")  # the weights' formats are what a person must convert between
+
+
+def _pickled_model(folder):
+    """A model folder as a pickle-era checkpoint ships it: the shipped tiny model's config, only a .bin."""
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "processor_config.json"):
+        shutil.copy(TINY / "vanilla" / name, folder / name)
+    torch.save({"weight": torch.zeros(1)}, folder / "pytorch_model.bin")
+    return folder
+
+
+@pytest.fixture
+def no_unpickling(monkeypatch):
+    """Fails the test if anything unpickles (torch.load) while it runs."""
+    calls = []
+    monkeypatch.setattr(torch, "load", lambda *a, **k: calls.append(a) or pytest.fail("torch.load was called"))
+    return calls
+
+
+def test_a_model_folder_with_only_pickled_weights_is_refused_before_loading(tmp_path, no_unpickling):
+    folder = _pickled_model(tmp_path / "m")
+    with pytest.raises(SuaError) as err:
+        load_adapter(folder)
+    text = one_line(err.value, allow=FORMATS_NAMED)
+    assert "holds no .safetensors weights" in text and "pytorch_model.bin" in text and "convert it" in text
+    assert not no_unpickling
+
+
+def test_a_lora_folder_with_only_pickled_weights_is_refused_before_loading(tmp_path, no_unpickling):
+    folder = tmp_path / "lora"
+    folder.mkdir()
+    shutil.copy(TINY / "ga_lora" / "adapter_config.json", folder / "adapter_config.json")
+    torch.save({"weight": torch.zeros(1)}, folder / "adapter_model.bin")
+    with pytest.raises(SuaError) as err:
+        load_adapter(folder)
+    assert "holds no adapter_model.safetensors" in one_line(err.value, allow=FORMATS_NAMED)
+
+
+def test_check_safetensors_passes_a_shipped_model_and_refuses_an_empty_folder(tmp_path):
+    check_safetensors(TINY / "vanilla")
+    check_safetensors(TINY / "ga_lora", lora=True)
+    with pytest.raises(SuaError) as err:
+        check_safetensors(tmp_path)
+    assert "no weights" in one_line(err.value, allow=FORMATS_NAMED)
+
+
+@pytest.mark.parametrize("name", ["bad repo id!!", "a b", "-lead/x", "x" * 200])
+def test_an_invalid_hub_id_is_one_line(name):
+    with pytest.raises(SuaError) as err:
+        load_adapter(name)
+    text = one_line(err.value)
+    assert "valid Hub id" in text and "repo id must" not in text.lower()
+
+
+@pytest.mark.parametrize(
+    "err, words",
+    [
+        (
+            pickle.UnpicklingError(
+                "Weights only load failed. Re-running `torch.load` with `weights_only` set to "
+                "`False` will likely succeed, but it can result in arbitrary code execution."
+            ),
+            "holds pickled weights",
+        ),
+        (
+            OSError("x does not appear to have a file named model.safetensors or pytorch_model.bin"),
+            "holds no .safetensors weights",
+        ),
+        (OSError("We couldn't connect to 'https://huggingface.co' to load the files"), "local Hub cache"),
+        (OSError("Unable to load weights from checkpoint: header too large"), "truncated or corrupt"),
+    ],
+)
+def test_library_load_failures_become_our_one_line(err, words):
+    wrapped = OSError("Unable to load weights from pytorch checkpoint file")
+    wrapped.__cause__ = err
+    for raised in (err, wrapped):
+        text = one_line(load_failure(raised, "org/name", local=False), allow=FORMATS_NAMED)
+        assert words in text and "arbitrary code" not in text and "huggingface.co" not in text

@@ -67,7 +67,14 @@ class DDPMPurifier(Denoiser):
         if unet is None:
             if weights is None or not (Path(weights) / "config.json").exists():
                 raise SuaError(f"no DDPM weights at {weights}; train them with `sua train-ddpm`")
-            unet = UNet2DModel.from_pretrained(weights).float()
+            try:  # safetensors only: a pickled diffusion_pytorch_model.bin is never unpickled
+                unet = UNet2DModel.from_pretrained(weights, use_safetensors=True).float()
+            except (OSError, ValueError, RuntimeError) as err:
+                log.info("loading DDPM weights from %s failed: %s", weights, err)
+                raise SuaError(
+                    f"the DDPM weights in {Path(weights).name} are missing, pickled or corrupt (only safetensors "
+                    "files are loaded); train them again with `sua train-ddpm`"
+                ) from None
         if not 0 < t_star < T_TRAIN:
             raise SuaError(f"t_star must be in 1..{T_TRAIN - 1} (the range the UNet was trained on), got {t_star}")
         self.unet = unet.eval().requires_grad_(False)

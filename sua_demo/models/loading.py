@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ from sua_demo.models.base import ADAPTERS, VisionLanguageAdapter
 
 log = logging.getLogger(__name__)
 LORA_CONFIG = "adapter_config.json"
+LORA_WEIGHTS = "adapter_model.safetensors"
+PICKLED = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")  # weight files whose loading unpickles, i.e. runs code
+CONVERT = "convert it with save_pretrained(folder, safe_serialization=True) where you trust it"
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DTYPE_CHOICES = ("auto", *DTYPES)
 
@@ -101,11 +105,72 @@ def adapter_class(model_type: str) -> type[VisionLanguageAdapter]:
 
 
 def _resolve_base(adapter_dir: Path) -> str:
-    base = json.loads((adapter_dir / LORA_CONFIG).read_text()).get("base_model_name_or_path")
-    if not base:
+    try:
+        config = json.loads((adapter_dir / LORA_CONFIG).read_text())
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        raise SuaError(f"{adapter_dir / LORA_CONFIG} is not a readable JSON file; save the adapter again") from None
+    base = config.get("base_model_name_or_path") if isinstance(config, dict) else None
+    if not base or not isinstance(base, str):
         raise SuaError(f"{adapter_dir / LORA_CONFIG} names no base model; set base_model_name_or_path")
     local = (adapter_dir / base).resolve()
     return str(local) if local.exists() else base
+
+
+def check_safetensors(folder: Path, lora: bool = False) -> None:
+    """Only safetensors weights are ever loaded: a pickled .bin can run any code as it loads. A folder that holds
+    none is refused here, in one line, before a byte of its weights is read."""
+    found = (folder / LORA_WEIGHTS).is_file() if lora else any(folder.glob("*.safetensors"))
+    if found:
+        return
+    pickled = sorted(p.name for pattern in PICKLED for p in folder.glob(pattern))
+    what = f"only pickled weights ({', '.join(pickled[:3])})" if pickled else "no weights"
+    name = LORA_WEIGHTS if lora else ".safetensors weights"
+    raise SuaError(f"{folder} holds no {name} but {what}; only safetensors files are loaded, {CONVERT}")
+
+
+def check_hub_id(source: str) -> None:
+    """A name that is not a folder here must be a valid Hub id, said in our words before any download starts."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(source)
+    except HFValidationError:
+        raise SuaError(
+            f"{source[:80]!r} is neither a model folder here nor a valid Hub id (org/name of letters, digits, "
+            "'-', '_' and '.'); pass a folder holding config.json or a Hub id like llava-hf/llava-1.5-7b-hf"
+        ) from None
+
+
+def load_failure(err: BaseException, base: str, local: bool) -> SuaError:
+    """One line for a load that failed inside the model libraries, in our words: theirs go to the log only."""
+    from huggingface_hub.utils import HFValidationError
+
+    chain: list[BaseException] = []
+    cause: BaseException | None = err
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    text = " ".join(str(c) for c in chain).lower()
+    log.info("loading %s failed: %s", base, " <- ".join(f"{type(c).__name__}: {c}" for c in chain))
+    if any(isinstance(c, HFValidationError) for c in chain) or "repo id must" in text:
+        return SuaError(
+            f"{base[:80]!r} is not a valid Hub id (org/name); pass a folder holding config.json or a Hub id"
+        )
+    if any(isinstance(c, pickle.UnpicklingError) for c in chain) or "weights only load failed" in text:
+        return SuaError(f"{base} holds pickled weights, which could run code as they load; only safetensors files "
+                        f"are loaded, {CONVERT}")  # fmt: skip
+    if "safetensors" in text and ("no file named" in text or "does not appear to have" in text):
+        return SuaError(f"{base} holds no .safetensors weights; only safetensors files are loaded, {CONVERT}")
+    if any(isinstance(c, SafetensorError) for c in chain) or "header" in text:
+        return SuaError(f"could not load {base}: its weights are truncated or corrupt; save or download it again")
+    if any(isinstance(c, json.JSONDecodeError) for c in chain):
+        return SuaError(f"could not load {base}: one of its JSON files (config.json ...) is not valid JSON")
+    if local:
+        return SuaError(f"could not load {base}: a file it needs is missing, unreadable or corrupt; save it again")
+    return SuaError(
+        f"could not load {base}: it is not in the local Hub cache (offline) or not on the Hub; "
+        "download it first, or pass a local folder"
+    )
 
 
 def check_device(device: str | None) -> None:
@@ -147,30 +212,41 @@ def load_adapter(
         raise SuaError(
             f"no model folder at {source}; pass a folder holding config.json, or a Hub id like llava-hf/llava-1.5-7b-hf"
         )
+    if not looks_local and not path.is_dir():
+        check_hub_id(source)
     lora_dir = path if (path / LORA_CONFIG).exists() else None
     base = _resolve_base(path) if lora_dir else source
     if path.is_dir() and not lora_dir and not (path / "config.json").exists():
         raise SuaError(f"{source} has no config.json; is it a model folder saved with save_pretrained?")
+    if lora_dir is not None:
+        check_safetensors(lora_dir, lora=True)
+    base_local = Path(base).is_dir()
+    if not base_local:
+        check_hub_id(base)
     try:
         config = AutoConfig.from_pretrained(base, trust_remote_code=trust_remote_code)
         cls = adapter_class(config.model_type)  # before any weights load: a 7B model is refused in a second
+        if base_local:
+            check_safetensors(Path(base))  # before anything is read from a pickled file
         processor = _load_processor(base, config, trust_remote_code)
         model = AutoModelForImageTextToText.from_pretrained(
             base,
             dtype=resolve_dtype(dtype or "float32", device or device_map),
             device_map=device_map,
             trust_remote_code=trust_remote_code,
+            use_safetensors=True,  # a Hub repo with only pickled weights fails here rather than unpickling
         )
-    except (OSError, ValueError, SafetensorError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise SuaError(
-            f"could not load {base}: {first.rstrip('.')}. Offline, a Hub model must already be in the local cache; "
-            "otherwise pass a local folder"
-        ) from err
+    except SuaError:
+        raise
+    except (OSError, ValueError, SafetensorError, pickle.UnpicklingError) as err:
+        raise load_failure(err, base, base_local) from err
     if lora_dir is not None:
         from peft import PeftModel
 
-        model = PeftModel.from_pretrained(model, str(lora_dir))
+        try:
+            model = PeftModel.from_pretrained(model, str(lora_dir))  # its safetensors file was checked above
+        except (OSError, ValueError, KeyError, RuntimeError, SafetensorError, pickle.UnpicklingError) as err:
+            raise load_failure(err, str(lora_dir), True) from err
         if merge_lora:
             model = model.merge_and_unload()
     if device and not device_map:
