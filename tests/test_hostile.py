@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import re
 import shutil
 import struct
 import zlib
@@ -15,11 +16,14 @@ import torch
 from PIL import EpsImagePlugin, Image, PngImagePlugin
 from safetensors.torch import save
 
-from sua_demo.attacks.noise import load_noise
+from sua_demo.attacks.noise import Noise, load_noise
 from sua_demo.config import CHECKPOINTS
+from sua_demo.engine import Story, StoryRow
 from sua_demo.errors import SuaError
 from sua_demo.images import read_image, strip_png_metadata
 from sua_demo.models.loading import check_safetensors, load_adapter, load_failure
+from sua_demo.ui import exports
+from sua_demo.ui.exports import Scratch
 
 LIBRARIES = ("pillow", "safetensors", "torch", "transformers", "huggingface", "pickle", "recursion", "traceback")
 TINY = CHECKPOINTS / "tiny-llava"
@@ -263,3 +267,60 @@ def test_library_load_failures_become_our_one_line(err, words):
     for raised in (err, wrapped):
         text = one_line(load_failure(raised, "org/name", local=False), allow=FORMATS_NAMED)
         assert words in text and "arbitrary code" not in text and "huggingface.co" not in text
+
+
+# -- 4. exports ----------------------------------------------------------------------------------------------------
+def _story(answer: str = "Glenmere", vanilla: str | None = "/srv/private/models/vanilla-7b") -> Story:
+    blank = torch.zeros(3, 8, 8)
+    row = StoryRow("Where was this person born?", "Glenmere", {"vanilla": answer, "clean": "I don't know"})
+    return Story(
+        model="/srv/private/models/idk-7b",
+        controls={"vanilla": vanilla, "retrain": "/srv/private/models/retrain-7b"},
+        who="#1",
+        rows=[row],
+        clean=blank,
+        noisy=blank,
+        denoised=blank,
+        delta_view=blank,
+        diff_view=blank,
+        pixels={"linf_255": 16.0},
+        cosines={},
+    )
+
+
+def test_the_same_answers_reuse_their_files_and_other_answers_get_others(tmp_path):
+    scratch = Scratch(tmp_path / "s")
+    first = exports.write_story(scratch.folder(), _story(), "shipped", "median")
+    again = exports.write_story(scratch.folder(), _story(), "shipped", "median")
+    other = exports.write_story(scratch.folder(), _story("Aldmoor"), "shipped", "median")
+    assert first == again and set(first).isdisjoint(other)
+    assert [p.suffix for p in first] == [".csv", ".json"]
+    assert all(re.fullmatch(r"sua_answers_[0-9a-f]{12}\.(csv|json)", p.name) for p in first + other)
+    assert len(list(scratch.root.rglob("*"))) == 1 + 4  # the files folder and four files, however often asked
+
+
+def test_exports_name_no_server_path(tmp_path):
+    story = _story()
+    out = exports.write_story(tmp_path, story, "shipped", "median") + exports.write_story(
+        tmp_path, _story(vanilla=None), "shipped", "median"
+    )
+    for path in out:
+        text = path.read_text(encoding="utf-8")
+        assert "/srv/private" not in text and "/srv" not in path.name, text
+    data = json.loads(out[1].read_text(encoding="utf-8"))
+    assert (data["model"], data["before_unlearning"], data["retrain_control"]) == ("idk-7b", "vanilla-7b", "retrain-7b")
+    assert json.loads(out[3].read_text(encoding="utf-8"))["before_unlearning"] is None
+
+
+def test_noise_downloads_are_named_by_content_and_pair_up(tmp_path):
+    noise = Noise(torch.full((3, 8, 8), 0.01), 16 / 255, {"model": "idk"})
+    path, png = exports.write_noise(tmp_path, noise, "sua_idk_eps16_last")
+    assert exports.write_noise(tmp_path, noise, "sua_idk_eps16_last") == [path, png]
+    assert re.fullmatch(r"sua_idk_eps16_last_[0-9a-f]{12}\.safetensors", path.name)
+    assert png.name == f"{path.stem}_amplified.png" and load_noise(path).eps == pytest.approx(16 / 255)
+    other, _ = exports.write_noise(tmp_path, Noise(torch.zeros(3, 8, 8), 16 / 255), "sua_idk_eps16_last")
+    assert other != path
+
+
+def test_a_model_name_becomes_a_safe_file_name_part():
+    assert exports.safe_stem("org/model name") == "org_model_name" and exports.safe_stem("../..") == "model"

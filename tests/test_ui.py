@@ -134,17 +134,24 @@ def test_exports_name_model_noise_and_denoiser_and_no_server_path(engine, idk):
     assert str(ROOT) not in text and str(ROOT) not in json.dumps(data)
 
 
-def test_scratch_folders_are_swept(tmp_path):
+def test_scratch_files_and_folders_are_swept(tmp_path):
     import os
     import time
 
     scratch = Scratch(tmp_path / "s", max_age_s=60)
-    old = scratch.folder()
-    (old / "x").write_text("1")
+    files = scratch.folder()
+    assert scratch.folder() == files  # one folder: downloads are named by their content
+    old, fresh = files / "old.csv", files / "fresh.csv"
+    old.write_text("1")
+    fresh.write_text("2")
+    legacy = scratch.root / "tmp_run"  # a per-run folder as earlier versions made them
+    legacy.mkdir()
+    (legacy / "x").write_text("1")
     past = time.time() - 3600
-    os.utime(old, (past, past))
+    for path in (old, legacy / "x", legacy):
+        os.utime(path, (past, past))
     scratch.folder()
-    assert not old.exists() and len(list(scratch.root.iterdir())) == 1
+    assert not old.exists() and fresh.exists() and not legacy.exists() and files.is_dir()
 
 
 def test_stop_flags_belong_to_their_run():

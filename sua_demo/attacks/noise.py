@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -61,6 +62,14 @@ def noise_bytes(noise: Noise) -> bytes:
     """The noise file's bytes, so that a caller can name a download by its content before writing it."""
     meta = _encode({**noise.meta, "eps": noise.eps})
     return save({KEY: noise.delta.detach().float().cpu().contiguous()}, metadata=meta)
+
+
+def noise_digest(noise: Noise) -> str:
+    """A hex digest of what the noise is (delta's values, eps and metadata), the same for equal noises even though
+    two saves of one noise can differ in bytes: the file header lists its metadata in no fixed order."""
+    h = hashlib.sha256(noise.delta.detach().float().cpu().contiguous().numpy().tobytes())
+    h.update(json.dumps(_encode({**noise.meta, "eps": noise.eps}), sort_keys=True).encode())
+    return h.hexdigest()
 
 
 def save_noise(noise: Noise, path: str | Path) -> Path:

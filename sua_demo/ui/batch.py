@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sua_demo.engine import Engine
+from sua_demo.engine import Engine, public_name
 from sua_demo.plots import GROUP_LABELS, budget_figure, recovery_figure
-from sua_demo.ui.exports import Scratch, table_csv
+from sua_demo.ui.exports import Scratch, safe_stem, table_csv, write_named
 from sua_demo.ui.noise_source import choose_noise
 
 KEYS = (("gen_em", "exact match"), ("gen_refusal", "refusal"))
@@ -27,7 +27,8 @@ def batch_view(
     ]
     md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    path = scratch.folder() / f"sua_batch_{sess.name}.csv"
-    path.write_text(f"# model,{sess.name}\n# noise,{source}\n" + table_csv(header, rows), encoding="utf-8")
+    name = public_name(sess.name)  # a folder by its last part: no server path leaves in the file or its name
+    text = f"# model,{name}\n# noise,{source}\n" + table_csv(header, rows)
+    path = write_named(scratch.folder(), f"sua_batch_{safe_stem(name)}", text.encode("utf-8"), ".csv")
     curves = (sess.report or {}).get("budget")
     return "\n".join(md), recovery_figure(rec), budget_figure(curves) if curves else None, [str(path)]

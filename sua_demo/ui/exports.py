@@ -1,30 +1,37 @@
 """Results as files people can keep: answers and metrics as CSV and JSON, noises as safetensors + PNG.
 
-Every file says which model, noise and denoiser produced it, and names no server path. Files go into one
-folder per run under the app's scratch directory, which `Scratch` empties when it grows old.
+Every file says which model, noise and denoiser produced it, and names no server path. Files are named by a short
+hash of their bytes and go into one folder under the app's scratch directory, so the same answers asked again
+reuse the same file instead of adding two per answer; `Scratch` removes files and folders once they grow old.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import re
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from sua_demo.attacks import Noise, save_noise
+from sua_demo.attacks import Noise
+from sua_demo.attacks.noise import noise_bytes, noise_digest
 from sua_demo.engine import Story, public_name
 from sua_demo.images import amplified, to_pil
+from sua_demo.io import atomic_write_bytes
 from sua_demo.ui.story import story_header, story_rows
 
 MAX_AGE_S = 3600
+FILES = "files"  # the one folder downloads are written to, under the scratch root
+HASH_CHARS = 12  # 48 bits: collisions among a server's downloads of an hour are out of reach
 
 
 class Scratch:
-    """A private temp folder for files offered as downloads; folders older than an hour are removed."""
+    """A private temp folder for files offered as downloads; files and folders older than an hour are removed."""
 
     def __init__(self, root: Path | None = None, max_age_s: float = MAX_AGE_S) -> None:
         self.root = Path(root or tempfile.mkdtemp(prefix="sua_lab_"))
@@ -32,24 +39,61 @@ class Scratch:
         self.max_age_s = max_age_s
 
     def folder(self) -> Path:
+        """The folder downloads go to (the same on every call: files in it are named by their content)."""
         self.sweep()
-        return Path(tempfile.mkdtemp(dir=self.root))
+        folder = self.root / FILES
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
 
     def sweep(self) -> None:
-        cutoff = time.time() - self.max_age_s
-        for old in self.root.iterdir():
-            if old.is_dir() and old.stat().st_mtime < cutoff:
-                shutil.rmtree(old, ignore_errors=True)
+        """Remove what has not been written for max_age_s: files at any depth, then folders left old and empty."""
+        if self.root.is_dir():
+            _sweep(self.root, time.time() - self.max_age_s)
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def _sweep(folder: Path, cutoff: float) -> None:
+    for entry in list(folder.iterdir()):
+        try:
+            if entry.is_symlink() or entry.is_file():
+                if entry.lstat().st_mtime < cutoff:
+                    entry.unlink(missing_ok=True)
+            elif entry.is_dir():
+                old = entry.stat().st_mtime < cutoff  # before the sweep inside touches it
+                _sweep(entry, cutoff)
+                if old and not any(entry.iterdir()):
+                    entry.rmdir()  # the files folder too: folder() and every write make it again
+        except OSError:  # another thread swept or wrote it meanwhile: the next sweep sees it as it is then
+            continue
+
+
+def safe_stem(name: str) -> str:
+    """`name` (a model name or Hub id) as one part of a file name: letters, digits, '-', '_' and '.' only."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
+
+
+def content_name(stem: str, data: bytes, suffix: str) -> str:
+    """`stem_<hash of data><suffix>`: the same bytes always get the same name, other bytes another."""
+    return f"{stem}_{hashlib.sha256(data).hexdigest()[:HASH_CHARS]}{suffix}"
+
+
+def write_named(folder: Path, stem: str, data: bytes, suffix: str) -> Path:
+    """`data` in `folder` under its content name, written atomically; an existing file of that name holds the same
+    bytes, and is written again so that its age starts afresh and no sweep removes it as it is offered."""
+    path = folder / content_name(stem, data, suffix)
+    atomic_write_bytes(path, data)
+    return path
+
+
 def provenance(story: Story, noise_label: str, denoiser: str) -> dict[str, Any]:
+    """Which models, noise and denoiser made the answers, by names that may leave the server (no folder paths)."""
+    vanilla, retrain = story.controls.get("vanilla"), story.controls.get("retrain")
     return {
         "model": public_name(story.model),
-        "before_unlearning": story.controls["vanilla"],
-        "retrain_control": story.controls["retrain"],
+        "before_unlearning": public_name(vanilla) if vanilla else vanilla,
+        "retrain_control": public_name(retrain) if retrain else retrain,
         "noise": noise_label,
         "denoiser": denoiser,
         "image": story.who,
@@ -76,17 +120,25 @@ def story_json(story: Story, noise_label: str, denoiser: str, verdict: Any = Non
 
 
 def write_story(folder: Path, story: Story, noise_label: str, denoiser: str, verdict: Any = None) -> list[Path]:
-    csv_path, json_path = folder / "sua_answers.csv", folder / "sua_answers.json"
-    csv_path.write_text(story_csv(story, noise_label, denoiser), encoding="utf-8")
-    json_path.write_text(story_json(story, noise_label, denoiser, verdict), encoding="utf-8")
-    return [csv_path, json_path]
+    """The answers as sua_answers_<hash>.csv and .json: the same answers give the same files."""
+    csv_text = story_csv(story, noise_label, denoiser)
+    json_text = story_json(story, noise_label, denoiser, verdict)
+    return [
+        write_named(folder, "sua_answers", csv_text.encode("utf-8"), ".csv"),
+        write_named(folder, "sua_answers", json_text.encode("utf-8"), ".json"),
+    ]
 
 
 def write_noise(folder: Path, noise: Noise, stem: str) -> list[Path]:
-    """The noise as safetensors (what the app and CLI load) and its amplified PNG preview."""
-    path = save_noise(noise, folder / f"{stem}.safetensors")
-    png = folder / f"{stem}_amplified.png"
-    to_pil(amplified(noise.delta, noise.eps)).save(png)
+    """The noise as safetensors (what the app and CLI load) and its amplified PNG preview, both named by the
+    noise's digest (`<stem>_<hash>.safetensors`, `<stem>_<hash>_amplified.png`), so that they pair up."""
+    name = f"{stem}_{noise_digest(noise)[:HASH_CHARS]}"
+    path = folder / f"{name}.safetensors"
+    atomic_write_bytes(path, noise_bytes(noise))
+    buf = io.BytesIO()
+    to_pil(amplified(noise.delta, noise.eps)).save(buf, format="PNG")
+    png = folder / f"{name}_amplified.png"
+    atomic_write_bytes(png, buf.getvalue())
     return [path, png]
 
 
