@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import errno
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from sua_demo.cli_flags import add_config_flags, config_from, fraction, positive_int
@@ -142,7 +145,9 @@ def cmd_eval(args: argparse.Namespace) -> None:
 def _attack_config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from sua_demo.attacks.presets import preset
 
-    return config_from(args, preset(args.preset))
+    cfg = config_from(args, preset(args.preset))
+    every = getattr(args, "save_every", None)
+    return dataclasses.replace(cfg, checkpoint_every=every) if every else cfg
 
 
 def cmd_attack(args: argparse.Namespace) -> None:
@@ -228,10 +233,11 @@ def cmd_build_noises(args: argparse.Namespace) -> None:
 def cmd_audit(args: argparse.Namespace) -> None:
     from sua_demo.audit import run_audit
 
-    bench, _ = _bench(args)
     name = Path(args.model).name
     noise = Path(args.noise_dir) if args.noise_dir else CHECKPOINTS / "noise" / name
     out = Path(args.out) if args.out else CHECKPOINTS / "audit" / name
+    check_out(str(out))  # the default too, before the bench or a model is built
+    bench, _ = _bench(args)
     run_audit(args.model, args.retrain, bench, noise if noise.is_dir() else None, out, splits=tuple(range(args.splits)))
     print((out / "audit.md").read_text())
 
@@ -338,7 +344,7 @@ def parser() -> argparse.ArgumentParser:
     _bench_args(p)
     p.add_argument("--out", default="bench_sheet.png")
     p.add_argument("--limit", type=positive_int, default=100, help="at most this many people on the sheet")
-    p.set_defaults(func=cmd_bench_sheet)
+    p.set_defaults(func=cmd_bench_sheet, out_is_file=True)
 
     from sua_demo.config import TrainConfig
 
@@ -367,7 +373,7 @@ def parser() -> argparse.ArgumentParser:
         "--photos-per-person", type=positive_int, default=None, help="only the first k photos of each split per person"
     )
     p.add_argument("--out", help="write the JSON report here (and a .md beside it)")
-    p.set_defaults(func=cmd_eval)
+    p.set_defaults(func=cmd_eval, out_is_file=True)
 
     from sua_demo.attacks import ATTACKS, AttackConfig
     from sua_demo.attacks.presets import PRESETS
@@ -380,6 +386,13 @@ def parser() -> argparse.ArgumentParser:
             "--attacker-fraction", type=fraction, default=0.5, help="share of forget people the attacker uses"
         )
         p.add_argument("--fit-tasks", nargs="+", default=list(FIT_TASKS), choices=TASKS, help="tasks delta fits on")
+        p.add_argument(
+            "--save-every",
+            type=positive_int,
+            default=None,
+            metavar="N",
+            help=f"save delta every N steps (a stopped run resumes there); default {AttackConfig.checkpoint_every}",
+        )
 
     p = sub.add_parser("attack", help="optimise a universal noise against a model")
     _bench_args(p)
@@ -389,7 +402,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--split-seed", type=int, default=0, help="which attacker/unseen split of the forget people")
     _model_args(p)
     p.add_argument("--out", required=True, help="noise .safetensors (resumed if it exists with the same settings)")
-    p.set_defaults(func=cmd_attack)
+    p.set_defaults(func=cmd_attack, out_is_file=True, resumes=True)
 
     p = sub.add_parser("attack-eval", help="the recovery protocol with controls and stealth metrics")
     _bench_args(p)
@@ -405,7 +418,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--purifiers", nargs="*", default=[], help="denoisers to put in front of the model, e.g. jpeg")
     p.add_argument("--reference", action="store_true", help="also run the public code's settings (preset reference)")
     p.add_argument("--out", required=True, help="folder for report.json, report.md and the noises")
-    p.set_defaults(func=cmd_attack_eval)
+    p.set_defaults(func=cmd_attack_eval, resumes=True)
 
     p = sub.add_parser("mllmu-protocol", help="the reference SUA protocol on MLLMU-Bench's Test_Set")
     attack_args(p)
@@ -417,7 +430,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--test-ids", type=int, nargs=2, default=[1, 50], metavar=("FIRST", "LAST"))
     p.add_argument("--tasks", nargs="+", default=["cloze"], choices=("gen", "mc", "cloze"))
     p.add_argument("--out", required=True, help="folder for noise.safetensors, report.json and report.md")
-    p.set_defaults(func=cmd_mllmu_protocol)
+    p.set_defaults(func=cmd_mllmu_protocol, resumes=True)
 
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
     p.add_argument("--out", default=str(TINY))
@@ -457,13 +470,55 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "dncnn.safetensors"))
     p.add_argument("--steps", type=positive_int, default=800)
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=cmd_train_dncnn)
+    p.set_defaults(func=cmd_train_dncnn, out_is_file=True)
 
     p = sub.add_parser("demo", help="ask the vanilla and an unlearned model about a forget-set person")
     p.add_argument("--model", default="idk", help="shipped unlearned model name")
     p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first forget person")
     p.set_defaults(func=cmd_demo)
     return ap
+
+
+def check_out(out: str, is_file: bool = False) -> None:
+    """`--out` can be written, said in one line before the first step: a run of hours must not fail at its end
+    because its folder is read-only or its path runs through a regular file."""
+    target = Path(out)
+    if not is_file and target.exists() and not target.is_dir():
+        raise SuaError(f"--out {out} is a file, not a folder; name a folder for the results")
+    folder = target.parent if is_file else target
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise SuaError(f"--out {out} is under {folder}, which is a file, not a folder; choose another --out")
+    if not writable(folder):
+        raise SuaError(f"--out {out}: the folder {folder} is read-only here; choose a folder you can write to")
+
+
+def writable(folder: Path) -> bool:
+    """Whether a file can be made in `folder`: asked of the permissions, then tried (a read-only mount, or
+    permissions that root ignores, only show when one writes)."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT)
+DENIED = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def write_failure(err: OSError, args: argparse.Namespace) -> SuaError | None:
+    """A full disk or a refused write while a command writes, as one line; None for any other OSError."""
+    where = getattr(args, "out", None) or err.filename or "its output"
+    if err.errno in FULL:
+        again = "run again: it resumes from its last checkpoint" if getattr(args, "resumes", False) else "run again"
+        return SuaError(f"the disk is full while writing {where}; free space and {again}")
+    if err.errno in DENIED:
+        return SuaError(f"could not write {where}: permission denied or a read-only disk; choose a writable --out")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -477,8 +532,17 @@ def main(argv: list[str] | None = None) -> int:
 
         hf_logging.disable_progress_bar()  # per-shard bars of tiny models are noise; ours stay
     try:
+        if getattr(args, "out", None):
+            check_out(args.out, getattr(args, "out_is_file", False))
         args.func(args)
     except SuaError as err:
         print(f"sua: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        failure = write_failure(err, args)
+        if failure is None:
+            raise
+        log.info("write failed: %s", err)
+        print(f"sua: error: {failure}", file=sys.stderr)
         return 2
     return 0

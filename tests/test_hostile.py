@@ -3,13 +3,16 @@ library and no server path, never a raw parser, decoder or loader message."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import pickle
 import re
 import shutil
 import struct
 import zlib
+from pathlib import Path
 
 import pytest
 import torch
@@ -17,6 +20,7 @@ from PIL import EpsImagePlugin, Image, PngImagePlugin
 from safetensors.torch import save
 
 from sua_demo.attacks.noise import Noise, load_noise
+from sua_demo.cli import main
 from sua_demo.config import CHECKPOINTS
 from sua_demo.engine import Story, StoryRow
 from sua_demo.errors import SuaError
@@ -324,3 +328,89 @@ def test_noise_downloads_are_named_by_content_and_pair_up(tmp_path):
 
 def test_a_model_name_becomes_a_safe_file_name_part():
     assert exports.safe_stem("org/model name") == "org_model_name" and exports.safe_stem("../..") == "model"
+
+
+# -- 6. the CLI's --out and its checkpoints --------------------------------------------------------------------
+QUICK = ["--people", "20", "--forget", "10", "--bench-seed", "1", "--batch-size", "2", "--no-eot"]
+QUICK += ["--stealth-weight", "0", "--precision", "fp32", "--device", "cpu", "--dtype", "float32"]
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def read_only(tmp_path, monkeypatch):
+    """A folder this process cannot write in (root ignores permissions, so for root the check is told so)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.geteuid() == 0:
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **k: False if Path(p) == folder else real(p, mode, **k))
+    yield folder
+    folder.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["attack", "MODEL", "--out", "{ro}/d.safetensors"],
+        ["attack-eval", "MODEL", "--out", "{ro}/protocol"],
+        ["eval", "MODEL", "--out", "{ro}/eval.json"],
+        ["audit", "MODEL", "--out", "{ro}/audit"],
+        ["build-noises", "--out", "{ro}/deep/noises"],
+        ["mllmu-protocol", "MODEL", "--mllmu", "nowhere", "--out", "{ro}/p"],
+    ],
+    ids=["attack", "attack-eval", "eval", "audit", "build-noises", "mllmu-protocol"],
+)
+def test_a_read_only_out_is_refused_before_the_first_step(capsys, read_only, argv, monkeypatch):
+    started = []
+    monkeypatch.setattr("sua_demo.cli._bench", lambda *a: started.append(1) or pytest.fail("the run started"))
+    code, err = _cli(capsys, *(a.replace("{ro}", str(read_only)) for a in argv))
+    assert code == 2 and err.count("\n") == 1 and "is read-only here" in err and not started, err
+
+
+@pytest.mark.parametrize("out", ["f.txt/d.safetensors", "f.txt/deeper/d.safetensors"])
+def test_an_out_under_a_regular_file_is_refused_before_the_first_step(capsys, tmp_path, out):
+    (tmp_path / "f.txt").write_text("a file")
+    code, err = _cli(capsys, "attack", "MODEL", "--out", str(tmp_path / out))
+    assert code == 2 and err.count("\n") == 1 and "which is a file, not a folder" in err, err
+    code, err = _cli(capsys, "attack-eval", "MODEL", "--out", str(tmp_path / "f.txt"))
+    assert code == 2 and "is a file, not a folder" in err
+
+
+def test_a_full_disk_while_saving_is_one_line_that_says_it_resumes(capsys, saved_micro, tmp_path, monkeypatch):
+    def full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("sua_demo.attacks.noise.atomic_write_bytes", full)
+    out = tmp_path / "d.safetensors"
+    code, err = _cli(capsys, "attack", str(saved_micro), "--out", str(out), "--steps", "2", "--save-every", "1", *QUICK)
+    last = err.strip().splitlines()[-1]  # after the progress bar, one line
+    assert code == 2 and last.startswith("sua: error: ") and err.count("sua: error") == 1, err
+    assert f"the disk is full while writing {out}; free space and run again: it resumes" in err
+    assert "No space left" not in err and "Traceback" not in err
+
+
+def test_save_every_checkpoints_a_run_that_then_resumes(capsys, saved_micro, tmp_path, monkeypatch):
+    from sua_demo.attacks import base
+
+    out = tmp_path / "d.safetensors"
+    real, saved = base.save_noise, []
+
+    def save_then_stop(noise, path):  # the run is killed right after its first checkpoint
+        real(noise, path)
+        saved.append(int(noise.meta["step"]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(base, "save_noise", save_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        main(["attack", str(saved_micro), "--out", str(out), "--steps", "4", "--save-every", "2", *QUICK])
+    assert saved == [2] and load_noise(out).meta["step"] == 2
+    monkeypatch.setattr(base, "save_noise", real)
+    code, err = _cli(capsys, "attack", str(saved_micro), "--out", str(out), "--steps", "4", "--save-every", "2", *QUICK)
+    noise = load_noise(out)
+    assert code == 0, err
+    assert noise.meta["step"] == 4 and noise.meta["config"]["checkpoint_every"] == 2
