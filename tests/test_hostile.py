@@ -10,7 +10,13 @@ import os
 import pickle
 import re
 import shutil
+import signal
+import socket
 import struct
+import subprocess
+import sys
+import time
+import urllib.request
 import zlib
 from pathlib import Path
 
@@ -414,3 +420,83 @@ def test_save_every_checkpoints_a_run_that_then_resumes(capsys, saved_micro, tmp
     noise = load_noise(out)
     assert code == 0, err
     assert noise.meta["step"] == 4 and noise.meta["config"]["checkpoint_every"] == 2
+
+
+# -- 5. the server stops on SIGINT and SIGTERM, and leaves no scratch behind ------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+START_S = 300  # a cold start builds the page and times an attack step on two shared cores
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path, signum):
+    port = _free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(tmp_path), "GRADIO_TEMP_DIR": str(tmp_path / "g")}
+    env.pop("PORT", None)
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + START_S
+        while not _answers(f"http://127.0.0.1:{port}/"):
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "the app did not answer in time"
+            time.sleep(0.5)
+        assert list(tmp_path.glob("sua_lab_*")), "the app keeps its downloads in a scratch folder under TMPDIR"
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        proc.wait(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    assert took < 2.0, f"{signum!r}: exited after {took:.2f} s"
+    assert not list(tmp_path.glob("sua_lab_*")), (tmp_path / "server.log").read_text()[-3000:]
+
+
+HUNG = """
+import atexit, pathlib, sys, threading, time
+from sua_demo.ui.launch import stop_on_signals
+atexit.register(lambda: pathlib.Path(sys.argv[1]).write_text("cleaned"))
+stop_on_signals()
+threading.Thread(target=time.sleep, args=(60,)).start()  # a worker the interpreter's exit would wait for
+print("ready", flush=True)
+try:
+    while True:
+        time.sleep(0.1)
+except KeyboardInterrupt:
+    pass  # as Gradio's launch does: close, return, and let the interpreter exit (which hangs on the worker)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_ends_a_process_that_a_worker_would_hold_and_runs_its_exit_handlers(tmp_path, signum):
+    marker = tmp_path / "cleaned"
+    proc = subprocess.Popen([sys.executable, "-c", HUNG, str(marker)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        code = proc.wait(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert took < 2.0 and code == 128 + signum and marker.read_text() == "cleaned", (took, code)

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
+import logging
 import os
+import signal
+import threading
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 MAX_UPLOAD = "20mb"  # a photo or a noise file; Gradio refuses larger uploads before they reach the disk
 CACHE_SWEEP = (600, 3600)  # every 10 minutes, Gradio deletes cached files older than an hour
 QUEUE_POLL = 0.02  # seconds Gradio's queue sleeps between looks at an idle queue (its own default: 0.001)
 CONCURRENCY = 2  # jobs at once: an Optimise and a page's answers
 MAP_WAIT = 30.0  # seconds the warm-up holds the embedding map back for a first visitor
+GRACE_S = 1.5  # after SIGINT or SIGTERM, how long the server may take to close before the process ends anyway
 
 
 def page_kwargs() -> dict[str, Any]:
@@ -62,7 +69,51 @@ def queued(demo: Any) -> Any:
     queue = getattr(demo, "_queue", None)
     if queue is not None and hasattr(queue, "sleep_when_free"):
         queue.sleep_when_free = max(queue.sleep_when_free, QUEUE_POLL)
+    stop_on_signals()
     return demo
+
+
+def stop_on_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM stop the server within GRACE_S and clean up as a normal exit does.
+
+    SIGTERM's default ends the process without running `atexit`, which would leave the scratch folder of downloads
+    (AppState registers its removal there) behind; and after Ctrl-C, Gradio's close and the interpreter's exit can
+    wait on worker threads (a warm-up or an attack step inside torch) far longer than a person waits. So a signal
+    interrupts the main thread, where Gradio's launch closes its server on KeyboardInterrupt, and a watchdog runs
+    the exit handlers and ends the process if that has not happened after GRACE_S; a second signal ends it at once.
+    Only the main thread can install signal handlers: elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_signal)
+
+
+_stopping = threading.Event()
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    """The handler of stop_on_signals: interrupt the main thread, with a watchdog behind it."""
+    code = 128 + signum  # the shell's convention for a process ended by a signal
+    if _stopping.is_set():
+        _exit_now(code)
+    _stopping.set()
+    log.info("stopping on %s", signal.Signals(signum).name)
+    threading.Thread(target=_watchdog, args=(code,), name="sua-stop-watchdog", daemon=True).start()
+    raise KeyboardInterrupt
+
+
+def _watchdog(code: int) -> None:
+    """Ends the process GRACE_S after a stop signal if it is still running, after the exit handlers."""
+    threading.Event().wait(GRACE_S)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    """Run the exit handlers (the scratch folder's removal among them), then end the process, threads or not."""
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        os._exit(code)
 
 
 def serve_pages_on_one_thread() -> None:
