@@ -477,11 +477,8 @@ atexit.register(lambda: pathlib.Path(sys.argv[1]).write_text("cleaned"))
 stop_on_signals()
 threading.Thread(target=time.sleep, args=(60,)).start()  # a worker the interpreter's exit would wait for
 print("ready", flush=True)
-try:
-    while True:
-        time.sleep(0.1)
-except KeyboardInterrupt:
-    pass  # as Gradio's launch does: close, return, and let the interpreter exit (which hangs on the worker)
+while True:  # as Gradio's launch blocks the main thread
+    time.sleep(0.1)
 """
 
 
@@ -500,3 +497,35 @@ def test_a_stop_signal_ends_a_process_that_a_worker_would_hold_and_runs_its_exit
             proc.kill()
             proc.wait()
     assert took < 2.0 and code == 128 + signum and marker.read_text() == "cleaned", (took, code)
+
+
+SLOW_EXIT = """
+import atexit, sys, time
+from sua_demo.ui.launch import launch_kwargs, stop_on_signals
+launch_kwargs(sys.argv[1])  # the folder it serves downloads from
+atexit.register(time.sleep, 30)  # an exit handler that never finishes in time
+stop_on_signals()
+print("ready", flush=True)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def test_a_slow_exit_handler_neither_delays_the_stop_nor_keeps_the_scratch(tmp_path):
+    scratch = tmp_path / "sua_lab_x"
+    (scratch / "files").mkdir(parents=True)
+    (scratch / "files" / "a.csv").write_text("1")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_EXIT, str(scratch)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert took < 2.0 and not scratch.exists(), took

@@ -7,6 +7,7 @@ import atexit
 import importlib.util
 import logging
 import os
+import shutil
 import signal
 import threading
 from pathlib import Path
@@ -52,6 +53,7 @@ def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = Non
         "max_file_size": MAX_UPLOAD,
         "allowed_paths": [str(scratch)],
     }
+    _scratch.add(Path(scratch))  # removed first if a stop signal ends the server (stop_on_signals)
     if importlib.util.find_spec("mcp") is not None:  # gradio[mcp]: the typed handlers become MCP tools
         kwargs["mcp_server"] = True
     return kwargs
@@ -69,51 +71,55 @@ def queued(demo: Any) -> Any:
     queue = getattr(demo, "_queue", None)
     if queue is not None and hasattr(queue, "sleep_when_free"):
         queue.sleep_when_free = max(queue.sleep_when_free, QUEUE_POLL)
-    stop_on_signals()
+    stop_on_signals(demo)
     return demo
 
 
-def stop_on_signals() -> None:
+def stop_on_signals(demo: Any = None) -> None:
     """Ctrl-C (SIGINT) and SIGTERM stop the server within GRACE_S and clean up as a normal exit does.
 
     SIGTERM's default ends the process without running `atexit`, which would leave the scratch folder of downloads
-    (AppState registers its removal there) behind; and after Ctrl-C, Gradio's close and the interpreter's exit can
-    wait on worker threads (a warm-up or an attack step inside torch) far longer than a person waits. So a signal
-    interrupts the main thread, where Gradio's launch closes its server on KeyboardInterrupt, and a watchdog runs
-    the exit handlers and ends the process if that has not happened after GRACE_S; a second signal ends it at once.
-    Only the main thread can install signal handlers: elsewhere this does nothing."""
+    behind; and after Ctrl-C, Gradio's close and the interpreter's exit wait on worker threads (the warm-up loading
+    a model, pool workers inside torch) for seconds (4.6 s measured on 2 busy cores). So a signal removes the
+    scratch folders first (launch_kwargs names them), then closes the server and runs the exit handlers on a
+    helper thread for at most GRACE_S, and ends the process whether they are done or not; a second signal ends
+    it at once. Only the main thread can install signal handlers: elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         return
+    global _demo
+    _demo = demo
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)
 
 
+_demo: Any = None
+_scratch: set[Path] = set()  # the folders launch_kwargs serves downloads from: removed first on a stop signal
 _stopping = threading.Event()
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    """The handler of stop_on_signals: interrupt the main thread, with a watchdog behind it."""
+    """The handler of stop_on_signals: clean up within GRACE_S, then end the process."""
     code = 128 + signum  # the shell's convention for a process ended by a signal
     if _stopping.is_set():
-        _exit_now(code)
+        os._exit(code)
     _stopping.set()
     log.info("stopping on %s", signal.Signals(signum).name)
-    threading.Thread(target=_watchdog, args=(code,), name="sua-stop-watchdog", daemon=True).start()
-    raise KeyboardInterrupt
+    for folder in list(_scratch):
+        shutil.rmtree(folder, ignore_errors=True)
+    helper = threading.Thread(target=_close_and_exit_handlers, name="sua-stop", daemon=True)
+    helper.start()
+    helper.join(GRACE_S)
+    os._exit(code)
 
 
-def _watchdog(code: int) -> None:
-    """Ends the process GRACE_S after a stop signal if it is still running, after the exit handlers."""
-    threading.Event().wait(GRACE_S)
-    _exit_now(code)
-
-
-def _exit_now(code: int) -> None:
-    """Run the exit handlers (the scratch folder's removal among them), then end the process, threads or not."""
+def _close_and_exit_handlers() -> None:
+    """Close the server, then run the exit handlers (AppState's scratch removal among them) as a normal exit would."""
     try:
-        atexit._run_exitfuncs()
-    finally:
-        os._exit(code)
+        if _demo is not None:
+            _demo.close()
+    except Exception as err:  # a half-started server: the exit handlers and os._exit still follow
+        log.info("closing the server on a stop signal: %s", err)
+    atexit._run_exitfuncs()
 
 
 def serve_pages_on_one_thread() -> None:
