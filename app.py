@@ -9,94 +9,22 @@ from typing import Any
 
 import gradio as gr
 
-from sua_demo.ui.gradio_glue import PhotoInput, handler
-
-
-def state() -> Any:
-    """The engine, scratch folder and stop registry of this process, built on first use (not at import)."""
-    from sua_demo.ui.session import shared
-
-    return shared()
-
-
-# -- handlers: UI values in, library results out (typed and documented: they are also API and MCP tools) ----
-@handler
-def load_model(model: str, person: str = "", role_filter: str = "unseen by δ") -> tuple[str, list, Any, Any, Any]:
-    """Load a model (shipped name, or a folder / Hub id where allowed): status, gallery, people and examples."""
-    p = state().load(model, person, role_filter)
-    people = gr.update(choices=p.labels, value=p.person)
-    thumbs = gr.update(value=p.thumbs, label=f"people: {p.badges} (click to pick)")
-    photo = gr.update() if p.photo is None else gr.update(value=p.photo)  # a model change keeps the photo too
-    return p.status, thumbs, people, photo, gr.update(samples=p.samples)
-
-
-@handler
-def pick_thumbnail(model: str, role_filter: str, evt: gr.SelectData) -> tuple[str, None]:
-    return state().label_of_thumb(model, role_filter, evt.index), None
-
-
-@handler
-def answer(
-    model: str, person: str, photo: int, upload: str | None, question: str, noise_source: str,
-    noise_file: str | None, optimised: str | None, denoiser: str, vanilla: str = "", retrain: str = "",
-) -> tuple[str, str, list, list, Any, list, list[str], str]:  # fmt: skip
-    """Answers on one image under every condition (before unlearning; unlearned clean, + δ, + random noise of the
-    same ε, + δ then denoised; the retrain control + δ), the pictures, how visible δ is, and CSV / JSON files."""
-    p = state().render(model, person, photo, upload, question, noise_source, noise_file, optimised, denoiser,
-                       vanilla, retrain)  # fmt: skip
-    return p.table, p.note, [(p.preview, p.preview_caption)], p.views, p.slider, p.metrics, p.files, p.banner
-
-
-@handler
-def verdict(
-    model: str, person: str, photo: int, upload: str | None, noise_source: str, noise_file: str | None,
-    optimised: str | None, vanilla: str = "", retrain: str = "",
-) -> str:  # fmt: skip
-    """The headline over all of the person's photos: how many answers δ brought back, beside its controls."""
-    return state().verdict(model, person, photo, upload, noise_source, noise_file, optimised, vanilla, retrain)
-
-
-@handler
-def embedding_map(
-    model: str, person: str, photo: int, upload: str | None, noise_source: str, noise_file: str | None,
-    optimised: str | None, denoiser: str,
-) -> tuple[Any, str]:  # fmt: skip
-    """2-D map of clean, noisy and denoised image embeddings (bench sample + this image), with a text summary."""
-    return state().map(model, person, photo, upload, noise_source, noise_file, optimised, denoiser)
-
-
-@handler
-def optimise(model: str, eps: float, steps: float, denoiser: str, stealth: float, request: gr.Request):  # type: ignore[no-untyped-def]
-    """Optimise a universal noise, streaming the loss, a δ preview and the time left; Stop keeps the δ so far."""
-    for v in state().optimise(model, eps, steps, denoiser, stealth, request.session_hash or "api"):
-        done = v.files is not None
-        yield (v.figure, v.status, v.preview, v.files if done else gr.skip(), v.files[0] if done else gr.skip(),
-               "optimised" if done else gr.skip())  # fmt: skip
-
-
-def arm_stop(request: gr.Request) -> None:
-    """Runs unqueued at the Optimise click, so a Stop pressed while the run waits cancels it at its turn."""
-    state().stops.arm(request.session_hash or "api")
-
-
-def stop(request: gr.Request) -> str:
-    """Stop this browser session's (or API caller's) optimisation after its current step."""
-    return state().stop(request.session_hash or "api") or gr.skip()
-
-
-@handler
-def audit(model: str, person: str = "") -> tuple[str, Any]:
-    """The residual-knowledge audit: the shipped one for this model, or (with a person) a live one of them."""
-    from sua_demo.ui import audit_view
-
-    eng = state().engine
-    return audit_view.live_audit(eng, model, person) if person else audit_view.shipped_audit(eng, model)
-
-
-@handler
-def batch(model: str, noise_source: str, noise_file: str | None, optimised: str | None) -> tuple[str, Any, Any, list]:
-    """The recovery protocol for the chosen model and noise: tables, bars, the shipped budget curves and CSV."""
-    return state().batch(model, noise_source, noise_file, optimised)
+from sua_demo.ui.gradio_glue import PhotoInput, handler, shown
+from sua_demo.ui.tools import (
+    answer,
+    arm_stop,
+    audit,
+    batch,
+    embedding_map,
+    load_for_page,
+    load_model,
+    optimise,
+    pick_thumbnail,
+    sources_update,
+    state,
+    stop,
+    verdict,
+)  # fmt: skip
 
 
 # -- layout --------------------------------------------------------------------------------------------------
@@ -105,30 +33,35 @@ def build_app() -> gr.Blocks:
     from sua_demo.ui import text
     from sua_demo.ui.about import about_markdown
     from sua_demo.ui.launch import CACHE_SWEEP
+    from sua_demo.ui.noise_source import missing_sources, sources_help
     from sua_demo.ui.session import defaults
 
     d = defaults(state())
     with gr.Blocks(title=text.TITLE, delete_cache=CACHE_SWEEP) as demo:
         gr.Markdown(f"# {text.TITLE}\n{text.GUIDE}", elem_classes="guide")
-        optimised = gr.State(None)
+        optimised, loaded = gr.State(None), gr.State(d.model)
         with gr.Tab("Attack"):
             with gr.Row(equal_height=True):
                 model = gr.Dropdown(d.models, value=d.model, label="unlearned model", allow_custom_value=True,
                                     info=text.MODEL_HELP, elem_id="model", scale=2)  # fmt: skip
-                noise_source = gr.Radio(d.sources, value="shipped", label="noise δ", elem_id="source", scale=2)
+                noise_source = gr.Radio(d.sources, value="shipped", label="noise δ", elem_id="source", scale=2,
+                                        info=sources_help(None, None),
+                                        elem_classes=[f"no-{s}" for s in missing_sources(None, None)])  # fmt: skip
                 run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
+            message = gr.HTML("", elem_id="message")
             examples = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[], type="index",
-                                  label="examples: unseen people on whom the shipped δ beats its controls most",
-                                  elem_id="examples", samples_per_page=4)  # fmt: skip
+                                  label=text.EXAMPLES_LABEL, elem_id="examples", samples_per_page=4)  # fmt: skip
             with gr.Row():
                 with gr.Column(scale=2, min_width=260):
                     preview = gr.Gallery(label="the photo", columns=1, height=300, allow_preview=False,
                                          object_fit="contain", elem_id="preview")  # fmt: skip
-                    person = gr.Dropdown(label="person", elem_id="person", allow_custom_value=True)
+                    person = gr.Dropdown(d.people, value=d.person, label="person", elem_id="person",
+                                         allow_custom_value=True)  # fmt: skip
                     photo = gr.Slider(0, 6, value=5, step=1, label="photo", info=text.PHOTO_HELP, elem_id="photo")
                 with gr.Column(scale=5, min_width=300):
                     verdict_box = gr.HTML(text.EMPTY, elem_id="verdict")
                     table = gr.HTML(elem_id="answers")
+                    gr.HTML(text.LEGEND, elem_id="legend")
                     note, status = gr.Markdown(elem_id="note"), gr.Markdown(elem_id="model-status")
             with gr.Accordion("Choose a person", open=True):
                 gr.HTML("<a href='#verdict' class='skip'>Skip the gallery</a>")
@@ -138,16 +71,12 @@ def build_app() -> gr.Blocks:
             with gr.Accordion("Your own photo, question, noise file or model", open=False):
                 banner = gr.HTML(elem_id="banner")
                 upload = PhotoInput(type="filepath", sources=["upload", "webcam", "clipboard"], label="your photo",
-                                  elem_id="upload", height=240)  # fmt: skip
+                                    elem_id="upload", height=240)  # fmt: skip
                 question = gr.Textbox("", label="your own question (the preset questions are always asked)")
                 noise_file = gr.File(label="a noise .safetensors (source 'uploaded')", file_types=[".safetensors"],
                                      elem_id="noise-file")  # fmt: skip
-                vanilla = gr.Textbox(
-                    "", label="your model's version before unlearning (folder or Hub id), for that column"
-                )
-                retrain = gr.Textbox(
-                    "", label="your model's retrain control (never saw the forget set), for that column"
-                )
+                vanilla = gr.Textbox("", label="your model's version before unlearning (folder or Hub id)")
+                retrain = gr.Textbox("", label="your model's retrain control (never saw the forget set)")
             with gr.Accordion("See the noise", open=False):
                 denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser (the denoised column, the map)")
                 slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
@@ -157,9 +86,11 @@ def build_app() -> gr.Blocks:
                 exports = gr.File(label="these answers as CSV and JSON", file_count="multiple", interactive=False)
             with gr.Accordion("Stealth: the embedding map", open=False) as stealth_box:
                 with gr.Row():
-                    umap_plot, map_text = gr.Plot(label="embedding map", elem_id="map"), gr.Markdown()
+                    umap_plot, map_text = gr.Plot(label="embedding map", elem_id="map"), gr.Markdown(elem_id="map-text")
                 with gr.Row():
-                    stealthy_map, plain_map, map_caption = gr.Plot(), gr.Plot(), gr.Markdown()
+                    stealthy_map, stealthy_text = gr.Plot(elem_id="stealthy-map"), gr.Markdown(elem_id="stealthy-text")
+                with gr.Row():
+                    plain_map, plain_text = gr.Plot(elem_id="plain-map"), gr.Markdown(elem_id="plain-text")
             with gr.Accordion("Optimise a noise now", open=False):
                 with gr.Row():
                     eps = gr.Slider(1, 32, value=d.eps, step=1, label="ε (/255)")
@@ -177,54 +108,83 @@ def build_app() -> gr.Blocks:
             batch_btn = gr.Button("Run the protocol", variant="primary")
             batch_plot, budget_plot, batch_table, batch_csv = gr.Plot(), gr.Plot(), gr.Markdown(), gr.File(label="CSV")
         with gr.Tab("Audit") as audit_tab:
-            gr.Markdown("Beyond one attack: the same facts asked several ways, each beside its retrain control.")
-            audit_btn = gr.Button("Audit the chosen person now (about a minute)", variant="primary")
-            audit_text, audit_plot = gr.Markdown(elem_id="audit-table"), gr.Plot(label="recovered per person and fact")
+            gr.Markdown(text.AUDIT_HELP)
+            audit_btn = gr.Button("Audit the chosen person now", variant="primary", elem_id="audit-run")
+            audit_person = gr.Dropdown([("the shipped audit", ""), *d.people], value="", visible=False, label="person")
+            audit_text = gr.Markdown(elem_id="audit-table", elem_classes="wide-tables")
+            audit_plot = gr.Plot(label="recovered per person and fact")
         with gr.Tab("About"):
-            gr.Markdown(about_markdown(CHECKPOINTS / "noise"))
+            gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
+            gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_classes="wide-tables")
 
-        noise_in = [noise_source, noise_file, optimised]
-        image_in = [model, person, photo, upload]
-        load_out = [status, gallery, person, photo, examples]
+        # what each handler reads; the page adds its own optimised δ (last), which the API and MCP callers lack
+        noise_in, image_in = [noise_source, noise_file], [model, person, photo, upload]
+        answer_in = [*image_in, question, *noise_in, denoiser, vanilla, retrain]
+        verdict_in, map_in = [*image_in, *noise_in, vanilla, retrain], [*image_in, *noise_in, denoiser]
+        batch_in, opt_in = [model, *noise_in], [model, eps, steps, opt_denoiser, stealth]
         outputs = [table, note, preview, views, slider, metrics, exports, banner]
+        opt_out = [loss_plot, opt_status, delta_view, download]
+        batch_out = [batch_table, batch_plot, budget_plot, batch_csv]
+        blank = (text.WORKING, "", "", None, None, None, None, None, "", None, "")
+        quiet = {"api_name": False, "show_progress": "hidden"}
 
-        def apply(event: Any, api: bool = False) -> None:
-            """Stale results go first; then the answers (fast), the verdict over the photos, the map."""
-            blank, name = (
-                (text.EMPTY, "", "", None, None, None, None, None, "", None, ""),
-                lambda n: n if api else False,
-            )
-            event.then(lambda: blank, None, [verdict_box, *outputs, umap_plot, map_text], api_name=False).then(
-                answer, [*image_in, question, *noise_in, denoiser, vanilla, retrain], outputs, api_name=name("answer")
-            ).success(verdict, [*image_in, *noise_in, vanilla, retrain], verdict_box, api_name=name("verdict")).success(
-                embedding_map, [*image_in, *noise_in, denoiser], [umap_plot, map_text], api_name=name("embedding_map")
-            )
+        def apply(event: Any) -> None:
+            """Stale results go first; then the answers (fast), the verdict over the photos, the map. A user's
+            mistake lands in the message box (each step shows it again, as each checks the same inputs)."""
+            event.then(lambda: blank, None, [verdict_box, *outputs, umap_plot, map_text], **quiet).then(
+                shown(answer, 8), [*answer_in, optimised], [*outputs, message], api_name=False
+            ).then(
+                shown(verdict, 1, keep={0: text.NO_RESULT}), [*verdict_in, optimised], [verdict_box, message],
+                api_name=False,
+            ).then(shown(embedding_map, 2), [*map_in, optimised], [umap_plot, map_text, message], api_name=False)
 
-        apply(demo.load(load_model, [model, person, role], load_out, api_name="load_model"))
-        apply(model.change(load_model, [model, person, role], load_out, api_name=False, trigger_mode="always_last"))
-        pick = handler(lambda m, i: (*state().example(m, i), None))  # an example: its person and photo, no upload
-        apply(examples.click(pick, [model, examples], [person, photo, upload], api_name=False))
-        apply(gallery.select(pick_thumbnail, [model, role], [person, upload], api_name=False))
-        for event in (person.input, photo.release):  # a bench person or photo picked: your own photo goes
-            apply(event(lambda: None, None, upload, api_name=False, trigger_mode="always_last"))
-        for event in (noise_source.input, denoiser.input, upload.upload, upload.clear, question.submit):
-            apply(event(lambda: None, None, None, api_name=False, trigger_mode="always_last"))
-        unset = handler(lambda s: "shipped" if s == "uploaded" else s)  # a noise file given is the one meant
-        apply(noise_file.upload(lambda: "uploaded", None, noise_source, api_name=False))
-        apply(noise_file.clear(unset, noise_source, noise_source, api_name=False))
-        apply(run_btn.click(lambda: None, None, None, api_name=False), api=True)
-        role.change(handler(lambda m, r: state().thumbs(m, r)), [model, role], gallery, api_name=False)
-        maps = handler(lambda m, d: state().stealth_maps(m, d))  # the stealthy δ beside the one without the term
-        stealth_box.expand(maps, [model, denoiser], [stealthy_map, plain_map, map_caption], api_name=False)
-        steps.release(handler(lambda m, n: state().estimate(m, n)), [model, steps], opt_status, api_name=False)
-        apply(opt_btn.click(arm_stop, None, None, queue=False, api_name=False).then(
-            optimise, [model, eps, steps, opt_denoiser, stealth], [loss_plot, opt_status, delta_view, download,
-            optimised, noise_source], api_name="optimise", concurrency_limit=1, concurrency_id="optimise",
-        ).success(lambda: None, None, None, api_name=False))  # the source is now the new δ: its answers  # fmt: skip
-        stop_btn.click(stop, None, opt_status, api_name="stop", queue=False)
-        audit_tab.select(audit, [model], [audit_text, audit_plot], api_name=False)
-        audit_btn.click(audit, [model, person], [audit_text, audit_plot], api_name="audit", concurrency_id="optimise")
-        batch_btn.click(batch, [model, *noise_in], [batch_table, batch_plot, budget_plot, batch_csv], api_name="batch")
+        clear = lambda: ""  # noqa: E731  (every action starts by taking the last message down)
+        load_in = [model, person, role, loaded]
+        load_out = [model, status, gallery, person, photo, examples, loaded, message]
+        apply(demo.load(load_for_page, load_in, load_out, api_name=False))
+        apply(model.input(load_for_page, load_in, load_out, api_name=False, trigger_mode="always_last"))
+        pick = shown(handler(lambda m, i: (*state().example(m, i), None)), 3)  # an example: its person and photo
+        apply(examples.click(pick, [model, examples], [person, photo, upload, message], api_name=False))
+        apply(gallery.select(shown(pick_thumbnail, 2), [model, role], [person, upload, message], api_name=False))
+        for event in (person.input, photo.input):  # a bench person or photo picked: your own photo goes
+            apply(event(lambda: (None, ""), None, [upload, message], trigger_mode="always_last", **quiet))
+        for event in (noise_source.input, denoiser.input, upload.upload, upload.clear, question.submit, run_btn.click):
+            apply(event(clear, None, message, trigger_mode="always_last", **quiet))
+        uploaded = lambda f, o: (sources_update(f, o, "uploaded"), "")  # noqa: E731
+        apply(noise_file.upload(uploaded, [noise_file, optimised], [noise_source, message], **quiet))
+        cleared = lambda s, o: (sources_update(None, o, s), "")  # noqa: E731
+        apply(noise_file.clear(cleared, [noise_source, optimised], [noise_source, message], **quiet))
+        thumbs = shown(handler(lambda m, r: state().thumbs(m, r)), 1)
+        role.change(thumbs, [model, role], [gallery, message], api_name=False)
+        maps = shown(handler(lambda m, d: state().stealth_maps(m, d)), 4)
+        stealth_out = [stealthy_map, stealthy_text, plain_map, plain_text, message]
+        stealth_box.expand(maps, [model, denoiser], stealth_out, api_name=False)
+        estimate = shown(handler(lambda m, n: state().estimate(m, n)), 1, at=0)
+        steps.release(estimate, [model, steps], opt_status, api_name=False)
+        adopt = lambda files, f: (files[0], sources_update(f, files[0], "optimised"))  # noqa: E731  (the new δ)
+        run = opt_btn.click(arm_stop, None, None, queue=False, api_name=False).then(
+            shown(optimise, 4, at=1), opt_in, opt_out, api_name=False, concurrency_limit=1, concurrency_id="optimise"
+        )
+        run = run.success(adopt, [download, noise_file], [optimised, noise_source], **quiet)
+        apply(run.success(None, None, None, js=text.SCROLL_TO_VERDICT, api_name=False))  # its verdict, in view
+        stop_btn.click(stop, None, opt_status, api_name=False, queue=False)
+        audit_tab.select(shown(audit, 2, at=0), [model], [audit_text, audit_plot], api_name=False)
+        live = shown(audit, 2, at=0)
+        audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, concurrency_id="optimise")
+        batch_btn.click(shown(batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
+
+        # the API and the MCP tools: the same handlers, with the errors a caller expects, on no trigger of the page
+        for fn, ins, outs in (
+            (load_model, [model, person, role], [status, gallery, person, photo, examples]),
+            (answer, answer_in, outputs),
+            (verdict, verdict_in, [verdict_box]),
+            (embedding_map, map_in, [umap_plot, map_text]),
+            (optimise, opt_in, opt_out),
+            (audit, [model, audit_person], [audit_text, audit_plot]),
+            (batch, batch_in, batch_out),
+        ):
+            gr.on([], fn, ins, outs, api_name=fn.__name__, concurrency_id="optimise" if fn is optimise else None)
+        gr.on([], stop, None, opt_status, api_name="stop", queue=False)
     return demo
 
 

@@ -295,9 +295,10 @@ class Engine:
         return noise, best
 
     def optimise_stream(
-        self, sess: Session, stop: threading.Event, **kwargs: Any
-    ) -> Iterator[tuple[int, float, torch.Tensor] | tuple[Noise, Noise | None]]:
-        """`optimise` in a worker thread: yields (step, loss, delta) as they come, then (last, best). Closing
+        self, sess: Session, stop: threading.Event, tick: float | None = None, **kwargs: Any
+    ) -> Iterator[tuple[int, float, torch.Tensor] | tuple[Noise, Noise | None] | None]:
+        """`optimise` in a worker thread: yields (step, loss, delta) as they come, then (last, best); with `tick`,
+        None after every `tick` seconds without a step (so a page's clock moves on slow steps too). Closing
         the generator (a page that went away) sets `stop`, so the worker ends after its current step."""
         updates: queue.Queue = queue.Queue()
         result: dict[str, Any] = {}
@@ -316,7 +317,14 @@ class Engine:
 
         threading.Thread(target=work, daemon=True).start()
         try:
-            while (item := updates.get()) is not None:
+            while True:
+                try:
+                    item = updates.get(timeout=tick)
+                except queue.Empty:
+                    yield None
+                    continue
+                if item is None:
+                    break
                 yield item
         finally:
             stop.set()

@@ -39,15 +39,6 @@ LABEL_CHARS = 38  # the photo's name on the figure; the captions carry it in ful
 # Visitor star sizes: drawn largest first, so stars that land on one another stay visible as rings.
 STAR_SIZES = {"denoised": 26, "clean": 20, "noisy": 13}
 
-CAPTION = (
-    "Each dot is one photo as the model sees it (its image embedding), laid out in 2-D. "
-    "Blue: the clean photo. Red: with δ. Orange: δ, then denoised. "
-    "A stealthy δ keeps every red dot on its orange twin, so a detector that compares a photo with its "
-    "denoised copy sees nothing odd; the red and orange pair may still sit away from the blue dot, which is "
-    "where the hidden answers come back. Circles: forget people; squares: retain people; the star and arrows: "
-    "your photo, clean → with δ → denoised."
-)
-
 
 @dataclass
 class EmbeddingMap:

@@ -122,6 +122,29 @@ def on_fresh_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return out["value"]
 
 
+def ticking_on_fresh_thread(fn: Callable[..., T], tick: float, *args: Any, **kwargs: Any) -> Iterator[None]:
+    """`on_fresh_thread`, as a generator that yields None every `tick` seconds while fn runs (so a page can show
+    progress) and returns fn's result: `value = yield from ticking_on_fresh_thread(fn, 1.0, ...)`."""
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            with torch_threads(all_cores()):
+                out["value"] = fn(*args, **kwargs)
+        except BaseException as err:  # raised again in the caller's thread, not lost in this one
+            out["error"] = err
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(tick)
+        if thread.is_alive():
+            yield None
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 def default_threads() -> int:
     """Torch's own choice (one thread per core) for one process; the cores shared out among the processes
     a launcher started on this machine, or they would oversubscribe the cores and each run slower."""

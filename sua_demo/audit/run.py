@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,12 @@ def audit_models(
     progress: bool = True,
     quick: bool = False,
     names: tuple[Any, Any] = ("unlearned", "retrain"),
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Per method and split: em and gain over clean for the unlearned model and its control, and the gain above
     the control; summarised as mean +- sd over splits. States (recovered / not / refused) from the first split.
-    `models`: {"unlearned": (adapter, bank), "retrain": (adapter, bank)}, e.g. the app's loaded sessions."""
+    `models`: {"unlearned": (adapter, bank), "retrain": (adapter, bank)}, e.g. the app's loaded sessions.
+    `on_progress(done, total)` after each method and split, for a page's progress line."""
     t0 = time.time()
     unlearned, retrain = names
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
@@ -87,11 +90,11 @@ def audit_models(
         ctx = AuditContext(bench, models, attack_split(bench, 0.5, seed), noise, people=people, quick=quick)
         groups = groups or {str(e.person_id): ctx.group_of(e.person_id) for e in ctx.asked()}
         for name in methods:
-            if name in ("sua", "random_noise") and noise is None:
-                bar.update()
-                continue  # no delta was shipped for this split
-            runs[name].append({"split": seed, **run_method(name, ctx)})
+            if name not in ("sua", "random_noise") or noise is not None:  # else no delta was shipped for this split
+                runs[name].append({"split": seed, **run_method(name, ctx)})
             bar.update()
+            if on_progress is not None:
+                on_progress(bar.n, bar.total)
     bar.close()
     summary = {name: summarise(rs, AUDITS.get(name).uses_split) for name, rs in runs.items() if rs}
     report = {
@@ -120,12 +123,13 @@ def markdown(report: dict[str, Any]) -> str:
         return f"{s['mean']:+.1f} ± {s['sd']:.1f}" if s["n"] > 1 else f"{s['mean']:+.1f}"
 
     lines = [
-        f"# Residual-knowledge audit: {report['unlearned']}",
+        f"# Residual-knowledge audit: {Path(str(report['unlearned'])).name}",
         "",
         f"Generation exact match on held-out photos, gain over the clean question in points (text only: the "
         f"question without a photo, read against the photo question of the same facts); splits "
         f"{report['splits']} (mean ± sd where a method depends on the split). The control is the same method on the "
-        f"retrain model ({report['retrain']}), which never saw the forget people; 'above control' is the difference.",
+        f"retrain model ({Path(str(report['retrain'])).name}), which never saw the forget people; 'above control' is "
+        "the difference.",
         "",
         "| method | unseen people: gain | its control | above control | attacker's people: gain | its control "
         "| retain: gain |",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
-from sua_demo.attacks.speed import on_fresh_thread
-from sua_demo.audit.run import audit_figure, audit_models, markdown
+from sua_demo.attacks.speed import ticking_on_fresh_thread
+from sua_demo.audit.run import METHODS, audit_figure, audit_models, markdown
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
+from sua_demo.ui.optimise import RunClock
 from sua_demo.ui.page import person_id
 
 NOTE = (
@@ -22,13 +24,15 @@ def shipped_audit(engine: Engine, model: str) -> tuple[str, Any]:
     """checkpoints/audit/<model>/audit.json as a table and a heatmap, with no model run."""
     path = engine.checkpoints / "audit" / model / "audit.json"
     if not path.is_file():
-        return f"No shipped audit for {model}: run one below, or `sua audit` on the command line.", None
+        return f"No shipped audit for {model}: run one with the button above, or `sua audit` in a terminal.", None
     report = json.loads(path.read_text())
     return NOTE + "\n\n" + markdown(report), audit_figure(report)
 
 
-def live_audit(engine: Engine, model: str, person: str) -> tuple[str, Any]:
-    """Every method on one forget person (quick settings: a minute on 2 cores), beside its control."""
+def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, Any]]:
+    """Every method on one forget person (quick settings), beside its control; yields a progress line every second
+    with the time left at this audit's own pace (its first method, which loads and warms up, is left out), then the
+    table and the heatmap."""
     sess = engine.session(model)
     pid = person_id(person)
     if engine.bench.split_of(pid) != "forget":
@@ -39,7 +43,17 @@ def live_audit(engine: Engine, model: str, person: str) -> tuple[str, Any]:
     split = engine.split_of_noise(sess.shipped_noise)
     noise_dir = engine.checkpoints / "noise" / sess.noise_owner if sess.noise_owner else None
     models = {"unlearned": (sess.adapter, sess.bank), "retrain": (retrain.adapter, retrain.bank)}
+    clock = RunClock(len(METHODS), warm_up=1)
+
     with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
-        report = on_fresh_thread(audit_models, models, engine.bench, noise_dir, None, (split.seed,), people=[pid],
-                                 progress=False, quick=True, names=(sess.name, retrain.name))  # fmt: skip
-    return f"Live audit of #{pid}, {report['seconds']:.0f} s.\n\n" + markdown(report), audit_figure(report)
+        run = ticking_on_fresh_thread(audit_models, 1.0, models, engine.bench, noise_dir, None, (split.seed,),
+                                      people=[pid], progress=False, quick=True, names=(sess.name, retrain.name),
+                                      on_progress=lambda done, _: clock.step(done))  # fmt: skip
+        try:
+            while True:
+                next(run)
+                yield f"Live audit of #{pid}: {clock.status('method')}", None
+        except StopIteration as done:
+            report = done.value
+    yield f"Live audit of #{pid}, {report['seconds']:.0f} s.\n\n" + markdown(report), audit_figure(report)
+

@@ -31,3 +31,19 @@ def describe(sess: Session, source: str, noise: Noise) -> str:
         return f"{sess.noise_note} ({eps}, attacker split {noise.meta.get('split_seed', 0)})"
     steps = noise.meta.get("step")
     return f"{source} noise ({eps}" + (f", {steps} steps)" if steps else ")")
+
+
+NEEDS = {"uploaded": "a noise file (under 'Your own photo, question, noise file or model')",
+         "optimised": "a run of 'Optimise a noise now'"}  # fmt: skip
+
+
+def missing_sources(noise_file: str | None, optimised: str | None) -> list[str]:
+    """The sources with nothing to use yet: the page greys them out and says what each needs."""
+    have = {"uploaded": noise_file, "optimised": optimised}
+    return [source for source in NEEDS if not have[source]]
+
+
+def sources_help(noise_file: str | None, optimised: str | None) -> str:
+    """The noise box's one-line help: what δ is, and what a greyed-out source is waiting for."""
+    waiting = [f"'{s}' needs {NEEDS[s]}" for s in missing_sources(noise_file, optimised)]
+    return "the pattern added to the photo; " + ("; ".join(waiting) if waiting else "every source is ready")

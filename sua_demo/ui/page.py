@@ -1,7 +1,7 @@
 """Everything the Attack tab shows for one set of inputs, computed by the library (the app only wires it).
 
-`render` answers one image under every condition; `render_verdict` reads a person's photos; `render_map` draws
-the stealth picture. Each takes the raw values the UI holds and returns plain values (HTML, PIL images, plotly
+`render` answers one image under every condition; `render_verdict` reads a person's photos (the stealth picture is
+`stealth.py`'s). Each takes the raw values the UI holds and returns plain values (HTML, PIL images, plotly
 figures, file paths); a user's mistake raises SuaError, which the app shows in place of stale results.
 """
 
@@ -14,8 +14,7 @@ from typing import Any
 
 from PIL import Image
 
-from sua_demo.analysis import embedding_map
-from sua_demo.engine import Engine, Story
+from sua_demo.engine import Engine, Story, public_name
 from sua_demo.errors import SuaError
 from sua_demo.images import read_image, to_pil
 from sua_demo.ui import exports
@@ -66,6 +65,13 @@ def person_id(label: str | None) -> int:
     if not match:
         raise SuaError("pick a person from the gallery or the examples, or upload a photo")
     return int(match.group(1))
+
+
+def person_id_or_none(label: str | None) -> int | None:
+    try:
+        return person_id(label)
+    except SuaError:
+        return None
 
 
 def photo_index(value: Any) -> int:
@@ -153,51 +159,6 @@ def render_verdict(engine: Engine, inp: Inputs, story: Story | None = None) -> s
     return verdict_html(engine.person_verdict(sess, pid, noise, vanilla, retrain), engine.role(pid, noise))
 
 
-def render_map(engine: Engine, inp: Inputs) -> tuple[Any, str]:
-    """The embedding map for the chosen noise with the user's image on it, and its text alternative."""
-    sess = engine.session(inp.model)
-    noise = choose_noise(sess, inp.noise_source, inp.noise_file, inp.optimised)
-    if inp.upload:
-        x = engine.prepare(sess, read_image(inp.upload)[0])
-    else:
-        x = engine.prepare(sess, engine.photo(person_id(inp.person), photo_index(inp.photo)))
-    points = engine.embedding_map(sess, noise, inp.denoiser, user_image=x)
-    title = f"{sess.name}: {_auroc_title(sess, inp.noise_source)}"
-    return embedding_map.figure(points, title=title), embedding_map.describe(points)
-
-
-def stealth_comparison(engine: Engine, model: str, denoiser: str = "gaussian") -> tuple[Any, Any, str]:
-    """The shipped stealthy delta beside the same-budget delta without the stealth term, each on its map with
-    its detector AUROC from the shipped report; (stealthy figure, plain figure or None, caption)."""
-    sess = engine.session(model)
-    if sess.shipped_noise is None:
-        raise SuaError(f"{sess.name} has no shipped noise to compare")
-    stealthy = engine.embedding_map(sess, sess.shipped_noise, denoiser)
-    auroc = _aurocs(sess)
-    left = embedding_map.figure(stealthy, title=f"with the stealth term: detector AUROC {auroc.get('sua', '?')}")
-    right = None
-    if sess.plain_noise is not None:
-        plain = engine.embedding_map(sess, sess.plain_noise, denoiser)
-        right = embedding_map.figure(plain, title=f"without it: detector AUROC {auroc.get('sua_plain', '?')}")
-    caption = (
-        "A detector flags a photo whose embedding moves when it is denoised. AUROC 0.5: it cannot tell attacked "
-        "photos from clean ones; 1.0: it always can. " + embedding_map.CAPTION
-    )
-    return left, right, caption
-
-
-def _aurocs(sess: Any) -> dict[str, str]:
-    stealth = ((sess.report or {}).get("splits") or [{}])[0].get("stealth", {})
-    return {
-        k: f"{v['detector_auroc']:.2f}" for k, v in stealth.items() if isinstance(v, dict) and "detector_auroc" in v
-    }
-
-
-def _auroc_title(sess: Any, source: str) -> str:
-    a = _aurocs(sess).get("sua") if source == "shipped" else None
-    return f"detector AUROC of this δ {a}" if a else "clean, noisy and denoised embeddings"
-
-
 def gallery(engine: Engine, model: str, role_filter: str = "all") -> tuple[list[tuple[Image.Image, str]], list[str]]:
     """Thumbnails with short badges ('#5 · unseen by δ') and the matching dropdown labels, filtered by role."""
     sess = engine.session(model)
@@ -214,17 +175,15 @@ def examples(engine: Engine, model: str) -> list[dict[str, Any]]:
     for e in engine.examples(sess):
         label = person_label(engine, int(e["person"]), engine.role(int(e["person"]), sess.shipped_noise))
         text = f"#{e['person']} {engine.person(int(e['person'])).name} · photo {e['photo']} · "
-        back = f"δ +{e['above_controls']} over controls"  # short: a chip shows ~60 characters
+        best = e["brought_back"] - e["above_controls"]  # the measure the headline reads (story.beyond_controls)
+        back = f"δ brings back {e['brought_back']}, controls {best}"  # short: a chip shows ~60 characters
         out.append({**e, "label": label, "text": text + back})
     return out
 
 
 def load_status(engine: Engine, model: str) -> str:
     sess = engine.session(model)
-    return (
-        f"**{sess.name}** loaded: `{type(sess.adapter.model).__name__}`, {sess.image_size} px input. "
-        f"Shipped noise: {sess.noise_note}."
-    )
+    return f"**{public_name(sess.name)}** loaded: {sess.image_size}-pixel photos. Shipped noise: {sess.noise_note}."
 
 
 def optimised_files(folder: Path, last: Any, best: Any, model: str, eps: float) -> list[str]:

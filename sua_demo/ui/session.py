@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sua_demo.engine import Engine
-from sua_demo.ui import page
+from sua_demo.ui import page, stealth
 from sua_demo.ui.exports import Scratch
-from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
+from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, RunClock, StepTimer, app_steps, progress_view
 from sua_demo.ui.stops import StopRegistry
 
 ROLES = ["unseen by δ", "attacker set", "retain", "all"]
@@ -32,6 +32,8 @@ class Defaults:
     eps: int
     steps: int
     stealth: float
+    people: list[tuple[str, str]] = field(default_factory=list)  # so the API and MCP schemas list the choices
+    person: str | None = None
 
 
 def defaults(state: AppState | None = None) -> Defaults:
@@ -42,12 +44,14 @@ def defaults(state: AppState | None = None) -> Defaults:
     from sua_demo.ui.noise_source import SOURCES
 
     cfg = AttackConfig()
-    steps = STEP_RANGE[0]
+    steps, people, person = STEP_RANGE[0], [], None
     if state is not None:
         steps = app_steps(state.timer.seconds_per_step(state.engine, state.engine.session(DEFAULT_MODEL)))
+        first = state.load(DEFAULT_MODEL)
+        people, person = first.people, first.person
     return Defaults(
         list(SHIPPED_MODELS), DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
-        round(cfg.eps * 255), steps, cfg.stealth_weight,
+        round(cfg.eps * 255), steps, cfg.stealth_weight, people, person,
     )  # fmt: skip
 
 
@@ -55,11 +59,15 @@ def defaults(state: AppState | None = None) -> Defaults:
 class Loaded:
     status: str
     thumbs: list[tuple[Any, str]]
-    labels: list[str]
+    people: list[tuple[str, str]]  # (label shown, value sent): the value is the person's number, as the API takes it
     person: str
     photo: int | None  # the example's photo when the person comes from an example, else unchanged
     samples: list[list[str]] = field(default_factory=list)
     badges: str = ""  # whose split the gallery's badges (attacker set / unseen by δ) follow
+
+    @property
+    def labels(self) -> list[str]:
+        return [label for label, _ in self.people]
 
 
 class AppState:
@@ -76,14 +84,15 @@ class AppState:
         """A model change keeps the chosen person; a first load starts on the best measured example."""
         eng = self.engine
         thumbs, labels = page.gallery(eng, model, role_filter)
+        people = [(label, str(page.person_id(label))) for label in labels]
         examples = page.examples(eng, model)
-        same = [label for label in labels if person and label.split(" ")[0] == person.split(" ")[0]]
-        if same:
-            chosen, photo = same[0], None
+        wanted = page.person_id_or_none(person)
+        if wanted is not None and str(wanted) in {value for _, value in people}:
+            chosen, photo = str(wanted), None
         elif examples:
-            chosen, photo = examples[0]["label"], int(examples[0]["photo"])
+            chosen, photo = str(examples[0]["person"]), int(examples[0]["photo"])
         else:
-            chosen, photo = labels[0], None
+            chosen, photo = people[0][1], None
         samples = [[e["text"]] for e in examples]
         sess = eng.session(model)
         badges = (
@@ -91,19 +100,19 @@ class AppState:
             if sess.shipped_noise is not None
             else "badges for split 0, the one 'Optimise' fits on"
         )
-        return Loaded(page.load_status(eng, model), thumbs, labels, chosen, photo, samples, badges)
+        return Loaded(page.load_status(eng, model), thumbs, people, chosen, photo, samples, badges)
 
     def thumbs(self, model: str, role_filter: str) -> list[tuple[Any, str]]:
         return page.gallery(self.engine, model, role_filter)[0]
 
-    def label_of_thumb(self, model: str, role_filter: str, index: int) -> str:
-        thumbs, labels = page.gallery(self.engine, model, role_filter)
-        pid = thumbs[int(index)][1].split(" ")[0]
-        return next(label for label in labels if label.split(" ")[0] == pid)
+    def person_of_thumb(self, model: str, role_filter: str, index: int) -> str:
+        """The person's number (the person box's value) for a gallery click."""
+        thumbs, _ = page.gallery(self.engine, model, role_filter)
+        return str(page.person_id(thumbs[int(index)][1]))
 
     def example(self, model: str, index: int) -> tuple[str, int]:
         chosen = page.examples(self.engine, model)[int(index)]
-        return chosen["label"], int(chosen["photo"])
+        return str(chosen["person"]), int(chosen["photo"])
 
     # -- results ----------------------------------------------------------------------------------------------
     def render(self, model: str, person: str, photo: Any, upload: str | None, question: str, noise_source: str,
@@ -127,11 +136,13 @@ class AppState:
 
     def map(self, model: str, person: str, photo: Any, upload: str | None, noise_source: str,
             noise_file: str | None, optimised: str | None, denoiser: str) -> tuple[Any, str]:  # fmt: skip
-        inp = page.Inputs(model, person, photo, upload, "", noise_source, noise_file, optimised, denoiser)
-        return page.render_map(self.engine, inp)
+        return stealth.map_view(self.engine, model, person, photo, upload, noise_source, noise_file, optimised,
+                                denoiser)  # fmt: skip
 
-    def stealth_maps(self, model: str, denoiser: str) -> tuple[Any, Any, str]:
-        return page.stealth_comparison(self.engine, model, denoiser)
+    def stealth_maps(self, model: str, denoiser: str) -> tuple[Any, str, Any, str]:
+        """The stealthy δ's map and caption, then the same-budget δ's without the stealth term."""
+        left, right, left_caption, right_caption = stealth.stealth_comparison(self.engine, model, denoiser)
+        return left, left_caption, right, right_caption
 
     def batch(self, model: str, noise_source: str, noise_file: str | None, optimised: str | None) -> tuple:
         from sua_demo.ui.batch import batch_view
@@ -140,48 +151,57 @@ class AppState:
 
     # -- optimise now -----------------------------------------------------------------------------------------
     def estimate(self, model: str, steps: Any) -> str:
+        """Before a run: its length at the step time last measured here (at start-up, or the last run's pace)."""
         from sua_demo.engine import MAX_STEPS, finite
 
         n = int(finite("steps", steps, 1, MAX_STEPS))
         seconds = self.timer.seconds_per_step(self.engine, self.engine.session(model))
-        return f"about {n * seconds:.0f} s for {n} steps here ({seconds:.2f} s a step, measured on this machine)"
+        return (
+            f"about {n * seconds:.0f} s for {n} steps at the last pace measured here ({seconds:.2f} s a step); "
+            "once it runs, the time left comes from the run's own steps"
+        )
 
     def optimise(
         self, model: str, eps: Any, steps: Any, denoiser: str, stealth: Any, key: str
     ) -> Iterator[OptimiseView]:
         """Stream the run: a view every second (each costs the attack thread GIL time), then the final one with
-        the files (last and best δ)."""
+        the files (last and best δ). The time left is this run's own pace (RunClock); the pace it ends on sizes
+        the next run's up-front estimate."""
         sess = self.engine.session(model)
         flag = self.stops.current(key)
         history: list[tuple[int, float]] = []
-        t0 = first = time.time()
+        from sua_demo.engine import MAX_STEPS, finite
+
+        clock, delta = RunClock(int(finite("steps", steps, 1, MAX_STEPS))), None
         shown = 0.0
         try:
             if flag.is_set():  # Stop was pressed while this run waited in the queue
                 yield OptimiseView(None, "stopped before it started", None)
                 return
             kwargs = {"eps_255": eps, "steps": steps, "denoiser": denoiser, "stealth_weight": stealth}
-            for item in self.engine.optimise_stream(sess, flag, **kwargs):
-                if len(item) == 3:
-                    history.append(item[:2])
-                    if item[0] == 1:
-                        first = time.time()
-                    else:  # as the probe times it: step gaps, without the run's set-up and first step
-                        self.timer.record(sess.name, (time.time() - first) / (item[0] - 1))
-                    if time.time() - shown > 1.0:
-                        shown = time.time()
-                        yield progress_view(history, int(float(steps)), item[2], float(eps), time.time() - t0)
-                else:
+            for item in self.engine.optimise_stream(sess, flag, tick=1.0, **kwargs):
+                if item is not None and len(item) == 2:
                     last, best = item
+                    break
+                if item is not None:
+                    history.append(item[:2])
+                    clock.step(item[0])
+                    delta = item[2]
+                if delta is not None and time.monotonic() - shown > 1.0:
+                    shown = time.monotonic()
+                    yield progress_view(history, clock.steps, delta, float(eps), 0.0, clock=clock)
+            if (pace := clock.seconds_per_step()) is not None:
+                self.timer.record(sess.name, pace)
             files = page.optimised_files(self.scratch.folder(), last, best, sess.name, float(eps))
-            final = progress_view(history, int(float(steps)), last.delta, float(eps), time.time() - t0, last.meta)
+            elapsed = time.monotonic() - clock.start
+            final = progress_view(history, clock.steps, last.delta, float(eps), elapsed, last.meta)
             yield OptimiseView(final.figure, final.status, final.preview, files)
         finally:
             self.stops.release(key, flag)
 
-    def stop(self, key: str) -> str | None:
-        """A message when a run was asked to stop; None (the status stays as it was) when nothing runs."""
-        return "stopping after the current step…" if self.stops.stop(key) else None
+    def stop(self, key: str) -> str:
+        """Ask this caller's run to stop after its current step (it keeps the δ so far)."""
+        return "stopping after the current step…" if self.stops.stop(key) else "nothing is running to stop"
 
 
 _SHARED: list[AppState] = []

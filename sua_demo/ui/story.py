@@ -68,8 +68,40 @@ def story_html(story: Story) -> str:
     )
 
 
+def beyond_controls(v: Verdict) -> int:
+    """The one measure the headline, its reading and the example chips share: answers δ brought back, less the
+    most that either control got right (random noise of the same ε; the retrain control with the same δ)."""
+    return v.brought_back - max(v.correct.get("random", 0), v.correct.get("retrain_delta", 0))
+
+
+def reading(v: Verdict, role: str) -> str:
+    """One sentence that draws the conclusion, including for a 0 and for a retain person."""
+    c = v.correct
+    if role == "retain":
+        lost = c["clean"] - c["delta"]
+        if lost > 0:
+            return (f"This is a retain person, never unlearned: δ damages their answers, {lost} fewer right than on "
+                    "the clean photos. A good attack would leave them alone.")  # fmt: skip
+        return "This is a retain person, never unlearned: the model still knows them, and δ does not get in the way."
+    best = max(c.get("random", 0), c.get("retrain_delta", 0))
+    if v.brought_back == 0:
+        return (
+            "δ brought nothing back for this person: on these photos the forgetting holds against this δ. "
+            "That is one person and one δ; the Batch tab measures the whole group."
+        )
+    if beyond_controls(v) <= 0:
+        return (
+            f"No more than the controls get right ({best}): answers at this level can come by chance or be written "
+            "in by the noise itself, so this is no evidence that the facts were only hidden."
+        )
+    return (
+        f"That is {beyond_controls(v)} more than the best control ({best}): the unlearned model still holds these "
+        "facts. Unlearning hid them rather than removed them, and δ opens the gate."
+    )
+
+
 def verdict_html(v: Verdict, role: str) -> str:
-    """The headline in large type, with what it is measured against, and a per-fact line."""
+    """The headline in large type, what it means in one sentence, what it is measured against, and per fact."""
     c = v.correct
     parts = [f"clean <b>{c['clean']}</b>"]
     parts.append(f"random noise <b>{c['random']}</b>")
@@ -79,10 +111,18 @@ def verdict_html(v: Verdict, role: str) -> str:
     facts = ", ".join(
         f"{html.escape(name)} {row['delta']}/{v.photos}" for name, row in v.facts.items() if row.get("delta", 0)
     )
+    who = html.escape(v.person)
+    if role == "retain":
+        headline = (
+            f"right answers across {who}'s {v.photos} photos: clean <b>{c['clean']}</b>, "
+            f"with δ <b>{c['delta']}</b> of {v.total}"
+        )
+    else:
+        headline = f"δ brought back <b>{v.brought_back}</b> of {v.total} answers across {who}'s {v.photos} photos"
     return (
         "<div class='verdict' role='status'>"
-        f"<p class='headline'>δ brought back <b>{v.brought_back}</b> of {v.total} answers across "
-        f"{html.escape(v.person)}'s {v.photos} photos</p>"
+        f"<p class='headline'>{headline}</p>"
+        f"<p class='reading'>{html.escape(reading(v, role))}</p>"
         f"<p class='controls'>right answers out of {v.total}: with δ <b>{c['delta']}</b> · {' · '.join(parts)}"
         f" <span class='role'>({html.escape(role)})</span></p>"
         + (f"<p class='facts'>with δ, per fact (photos right): {facts}</p>" if facts else "")
@@ -96,6 +136,7 @@ def upload_verdict_html(story: Story) -> str:
     return (
         "<div class='verdict' role='status'>"
         f"<p class='headline'>δ changed <b>{changed}</b> of {len(story.rows)} answers on your photo</p>"
-        "<p class='controls'>There is no truth to check them against: read whether the clean and noisy answers "
-        "differ, and where your photo lands on the embedding map.</p></div>"
+        "<p class='reading'>This model knows only its 100 fictitious people, so there is no truth to check your "
+        "photo's answers against: read whether the clean and noisy answers differ, and where your photo lands on "
+        "the embedding map.</p></div>"
     )

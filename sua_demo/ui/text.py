@@ -7,11 +7,45 @@ GUIDE = (
     "(a model that never saw the person) do not."
 )
 EMPTY = "<div class='verdict'><p class='controls'>Pick a person or an example; the results appear here.</p></div>"
+WORKING = "<div class='verdict'><p class='controls'>Working: asking the models with and without δ…</p></div>"
+NO_RESULT = "<div class='verdict'><p class='controls'>No results for this choice: the message above says why.</p></div>"
+EXAMPLES_LABEL = "examples: people δ never saw, on whom it brings back the most answers beyond its controls"
+LEGEND = (
+    "<details class='legend' open><summary>How to read this</summary><dl>"
+    "<dt>δ</dt><dd>the noise: one faint pattern added to every photo, no pixel moved by more than ε/255.</dd>"
+    "<dt>unseen by δ</dt><dd>forget people whose photos δ was never fitted on: recovery there is the paper's claim "
+    "that one noise reaches people it never saw.</dd>"
+    "<dt>random noise</dt><dd>noise of the same strength with no pattern: it should change nothing.</dd>"
+    "<dt>retrain control</dt><dd>a model trained without the forget people, so it never knew them: what it answers "
+    "with δ is what δ writes in by itself.</dd>"
+    "<dt>denoised</dt><dd>the noisy photo cleaned by a denoiser first, as a defence would.</dd>"
+    "<dt>✓ ✗ refused</dt><dd>right, wrong, or the model declined to answer.</dd></dl></details>"
+    "<p class='scroll-hint'>← swipe the table sideways for every column →</p>"
+)
+AUDIT_HELP = (
+    "Beyond one attack: the same facts asked several ways, each beside its retrain control. The table below is "
+    "the shipped audit of this model; the button runs every method now on the person chosen on the Attack tab "
+    "(a forget person), with its progress and the time left."
+)
+SCROLL_TO_VERDICT = "() => document.querySelector('#verdict')?.scrollIntoView({behavior: 'smooth', block: 'start'})"
+STORY_DIAGRAM = (
+    "<div class='story-flow' role='img' aria-label='The model learns people; unlearning hides some; δ opens the "
+    "gate; the controls show the answers were not written in.'>"
+    "<div class='step'><b>1. The model learns people</b><br>faces and facts of 100 fictitious people</div>"
+    "<div class='arrow' aria-hidden='true'>→</div>"
+    "<div class='step'><b>2. Unlearning hides some</b><br>asked about a forget person, it refuses or errs</div>"
+    "<div class='arrow' aria-hidden='true'>→</div>"
+    "<div class='step'><b>3. δ opens the gate</b><br>one faint noise on the photo, and the answers come back</div>"
+    "<div class='arrow' aria-hidden='true'>→</div>"
+    "<div class='step'><b>4. The controls</b><br>random noise and a model that never knew them stay silent: the "
+    "answers were still in the model, not written in by δ</div></div>"
+)
 MODEL_HELP = "changing it loads it; a folder or Hub id where the server allows it"
 PHOTO_HELP = "0–4: train photos · 5–6: held-out photos no training or attack ever used"
 NOISE_HELP = (
-    "The amplified δ stretches ±ε onto the full colour range: at its real size the pattern is invisible. "
-    "The heatmap shows where it changes the photo most."
+    "The amplified δ stretches ±ε onto the full colour range so you can see its pattern. At its real size it is "
+    "faint, not invisible: on these small 64-pixel photos, enlarged here, you may see a fine speckle (the slider "
+    "above shows both). The heatmap shows where it changes the photo most."
 )
 BATCH_HELP = (
     "The recovery protocol for the chosen model and noise: generation exact match on each group, clean, with "
@@ -41,5 +75,29 @@ table.story .mark { font-weight: 700; white-space: nowrap; }
 .verdict .controls, .verdict .facts { margin: 0.2em 0; }
 .banner { background: #fff6d8; border: 1px solid #e6cf7a; padding: 6px 10px; border-radius: 6px; }
 .guide { font-size: 1.05em; }
-@media (max-width: 600px) { table.story { font-size: 0.8em; } .verdict .headline { font-size: 1.2em; } }
+.verdict .reading { margin: 0.3em 0; font-weight: 500; }
+#message .wrap, #message .eta-bar, #message .progress-text { display: none !important; }
+#message, #message.pending { opacity: 1 !important; min-height: 0; }
+#message .message { background: #fdeaea; border: 1px solid #e0a0a0; color: #7a1010;
+  padding: 6px 10px; border-radius: 6px; }
+.legend { font-size: 0.88em; margin-top: 0.4em; }
+.legend dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 0.3em 0; }
+.legend dt { font-weight: 600; } .legend dd { margin: 0; }
+.scroll-hint { display: none; font-size: 0.85em; color: #666; margin: 0.2em 0; }
+table.story th[scope='row'] { position: sticky; left: 0; z-index: 1; background: #fafafa; }
+#source.no-uploaded label:has(input[value='uploaded']), #source.no-optimised label:has(input[value='optimised'])
+  { opacity: 0.45; pointer-events: none; }
+.wide-tables table { display: block; overflow-x: auto; max-width: 100%; }
+.wide-tables th, .wide-tables td { word-break: normal !important; overflow-wrap: normal !important;
+  hyphens: none !important; min-width: 5.5em; }
+.story-flow { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 0.5em 0 1em; }
+.story-flow .step { flex: 1 1 150px; border: 1px solid #ccd; border-radius: 8px; padding: 8px 10px;
+  background: #f6f7fb; font-size: 0.92em; }
+.story-flow .arrow { font-size: 1.4em; color: #667; }
+@media (max-width: 600px) {
+  table.story { font-size: 0.8em; min-width: 560px; } .verdict .headline { font-size: 1.2em; }
+  .scroll-hint { display: block; }
+  .story-flow .arrow { transform: rotate(90deg); flex-basis: 100%; text-align: center; }
+  .legend dl { grid-template-columns: 1fr; } .legend dd { margin-bottom: 4px; }
+}
 """

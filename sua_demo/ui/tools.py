@@ -1,0 +1,164 @@
+"""The app's handlers: UI values in, library results out. Typed and documented, they are also the API and the MCP
+tools (`app.py` registers each on no page trigger too, so a caller gets the errors it expects). Importing this
+loads no model: the process's state is built on the first call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from sua_demo.ui.gradio_glue import caller, handler, message_html, sentence
+
+
+def state() -> Any:
+    """The engine, scratch folder and stop registry of this process, built on first use (not at import)."""
+    from sua_demo.ui.session import shared
+
+    return shared()
+
+
+@handler
+def load_model(model: str, person: str = "", role_filter: str = "unseen by δ") -> tuple[str, Any, Any, Any, Any]:
+    """Load an unlearned model and list its people.
+
+    Args:
+        model: a shipped model (idk, grad_diff, ...), or a folder or Hub id where the server allows it.
+        person: the person to keep in view (their number, e.g. "5"); empty for the model's best example.
+        role_filter: which people the gallery shows.
+    """
+    p = state().load(model, person, role_filter)
+    people = gr.update(choices=p.people, value=p.person)
+    thumbs = gr.update(value=p.thumbs, label=f"people: {p.badges} (click to pick)")
+    photo = gr.update() if p.photo is None else gr.update(value=p.photo)  # a model change keeps the photo too
+    return p.status, thumbs, people, photo, gr.update(samples=p.samples)
+
+
+@handler
+def answer(
+    model: str, person: str = "", photo: int = 5, upload: str | None = None, question: str = "",
+    noise_source: str = "shipped", noise_file: str | None = None, denoiser: str = "gaussian", vanilla: str = "",
+    retrain: str = "", optimised: str | None = None,
+) -> tuple[str, str, list, list, Any, list, list[str], str]:  # fmt: skip
+    """Answers on one image under every condition: before unlearning; unlearned on the clean photo, with δ, with
+    random noise of the same ε, with δ then denoised; the retrain control with δ. Also the pictures, how visible δ
+    is, and the answers as CSV and JSON.
+
+    Args:
+        model: the unlearned model.
+        person: a bench person's number (1-100); ignored when a photo is uploaded.
+        photo: which of their photos, 0-4 train, 5-6 held out.
+        upload: a photo of your own instead of a bench person's.
+        question: a question of your own, asked beside the preset ones.
+        noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        denoiser: the denoiser of the denoised column.
+        vanilla: for a model of your own, its version before unlearning (folder or Hub id).
+        retrain: for a model of your own, its retrain control (folder or Hub id).
+        optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
+    """
+    p = state().render(model, person, photo, upload, question, noise_source, noise_file, optimised, denoiser,
+                       vanilla, retrain)  # fmt: skip
+    return p.table, p.note, [(p.preview, p.preview_caption)], p.views, p.slider, p.metrics, p.files, p.banner
+
+
+@handler
+def verdict(
+    model: str, person: str = "", photo: int = 5, upload: str | None = None, noise_source: str = "shipped",
+    noise_file: str | None = None, vanilla: str = "", retrain: str = "", optimised: str | None = None,
+) -> str:  # fmt: skip
+    """The headline over all of a person's photos: how many answers δ brought back, beside its controls, and what
+    that means. Arguments as for `answer`."""
+    return state().verdict(model, person, photo, upload, noise_source, noise_file, optimised, vanilla, retrain)
+
+
+@handler
+def embedding_map(
+    model: str, person: str = "", photo: int = 5, upload: str | None = None, noise_source: str = "shipped",
+    noise_file: str | None = None, denoiser: str = "gaussian", optimised: str | None = None,
+) -> tuple[Any, str]:  # fmt: skip
+    """A 2-D map of clean, noisy and denoised image embeddings (a bench sample and this image), with its reading in
+    words. Arguments as for `answer`."""
+    return state().map(model, person, photo, upload, noise_source, noise_file, optimised, denoiser)
+
+
+@handler
+def optimise(model: str, eps: float, steps: float, denoiser: str, stealth: float, request: gr.Request):  # type: ignore[no-untyped-def]
+    """Optimise a universal noise now, streaming the loss, a δ preview and the time left; `stop` keeps the δ so far.
+
+    Args:
+        model: the unlearned model to attack.
+        eps: the budget ε in 1/255 (the largest change of any pixel).
+        steps: attack steps.
+        denoiser: the denoiser the stealth term compares with.
+        stealth: the stealth weight λ (0: no stealth term).
+    """
+    for v in state().optimise(model, eps, steps, denoiser, stealth, caller(request)):
+        yield v.figure, v.status, v.preview, v.files if v.files is not None else gr.skip()
+
+
+def arm_stop(request: gr.Request) -> None:
+    """Runs unqueued at the Optimise click, so a Stop pressed while the run waits cancels it at its turn."""
+    state().stops.arm(caller(request))
+
+
+def stop(request: gr.Request) -> str:
+    """Stop this caller's running optimisation after its current step; it keeps the δ so far."""
+    return state().stop(caller(request))
+
+
+@handler
+def audit(model: str, person: str = ""):  # type: ignore[no-untyped-def]
+    """The residual-knowledge audit: the shipped one for this model, or, given a forget person, a live one of them
+    (every method beside its retrain control; minutes on a CPU, with progress).
+
+    Args:
+        model: the unlearned model.
+        person: a forget person's number for a live audit; empty for the shipped audit.
+    """
+    from sua_demo.ui import audit_view
+
+    eng = state().engine
+    if not person:
+        yield audit_view.shipped_audit(eng, model)
+        return
+    yield from audit_view.live_audit(eng, model, person)
+
+
+@handler
+def batch(model: str, noise_source: str = "shipped", noise_file: str | None = None, optimised: str | None = None):  # type: ignore[no-untyped-def]
+    """The recovery protocol for the model and noise: tables, bars, the shipped budget curves and a CSV.
+
+    Args:
+        model: the unlearned model.
+        noise_source: shipped, uploaded (noise_file) or optimised.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        optimised: the page's optimised noise (not for API callers).
+    """
+    return state().batch(model, noise_source, noise_file, optimised)
+
+
+
+@handler
+def pick_thumbnail(model: str, role_filter: str, evt: gr.SelectData) -> tuple[str, None]:
+    """A gallery click: that person (their number), and your own photo goes."""
+    return state().person_of_thumb(model, role_filter, evt.index), None
+
+
+def load_for_page(model: str, person: str, role_filter: str, last: str) -> tuple:
+    """The page's load: a failure says why in the message box and puts the model box back on the last model that
+    loaded, whose person, photo and results stay on the page."""
+    try:
+        return (gr.skip(), *load_model(model, person, role_filter), model, "")
+    except gr.Error as err:
+        said = message_html(f"{sentence(str(err.message))} Still showing {last}.")
+        return (last, *[gr.skip()] * 5, last, said)
+
+
+def sources_update(noise_file: str | None, optimised: str | None, value: str | None = "shipped") -> Any:
+    """The noise box with the sources that have nothing to use yet greyed out, and its help saying what each needs."""
+    from sua_demo.ui.noise_source import missing_sources, sources_help
+
+    missing = missing_sources(noise_file, optimised)
+    value = value if value not in missing else "shipped"
+    return gr.update(value=value, info=sources_help(noise_file, optimised), elem_classes=[f"no-{s}" for s in missing])
