@@ -68,7 +68,19 @@ def verdict(
     noise_file: str | None = None, vanilla: str = "", retrain: str = "", optimised: str | None = None,
 ) -> str:  # fmt: skip
     """The headline over all of a person's photos: how many answers δ brought back, beside its controls, and what
-    that means. Arguments as for `answer`."""
+    that means.
+
+    Args:
+        model: the unlearned model.
+        person: a bench person's number (1-100).
+        photo: the photo shown (the verdict reads all seven).
+        upload: a photo of your own: then how many answers δ changed on it.
+        noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        vanilla: for a model of your own, its version before unlearning.
+        retrain: for a model of your own, its retrain control.
+        optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
+    """
     return state().verdict(model, person, photo, upload, noise_source, noise_file, optimised, vanilla, retrain)
 
 
@@ -78,7 +90,18 @@ def embedding_map(
     noise_file: str | None = None, denoiser: str = "gaussian", optimised: str | None = None,
 ) -> tuple[Any, str]:  # fmt: skip
     """A 2-D map of clean, noisy and denoised image embeddings (a bench sample and this image), with its reading in
-    words. Arguments as for `answer`."""
+    words.
+
+    Args:
+        model: the unlearned model.
+        person: a bench person's number (1-100) whose photo goes on the map.
+        photo: which of their photos, 0-4 train, 5-6 held out.
+        upload: a photo of your own instead.
+        noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        denoiser: the denoiser of the denoised points.
+        optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
+    """
     return state().map(model, person, photo, upload, noise_source, noise_file, optimised, denoiser)
 
 
