@@ -80,7 +80,7 @@ def build_app() -> gr.Blocks:
             with gr.Accordion("See the noise", open=False):
                 denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser (the denoised column, the map)")
                 slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
-                views = gr.Gallery(label="what δ does", columns=4, height=290, object_fit="contain")
+                views = gr.Gallery(label="what δ does", columns=4, height=290, object_fit="contain", elem_id="views")
                 gr.Markdown(text.NOISE_HELP)
                 metrics = gr.Dataframe(headers=["metric", "value"], label="how visible is δ", interactive=False)
                 exports = gr.File(label="these answers as CSV and JSON", file_count="multiple", interactive=False)
@@ -115,7 +115,7 @@ def build_app() -> gr.Blocks:
             audit_plot = gr.Plot(label="recovered per person and fact")
         with gr.Tab("About"):
             gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
-            gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_classes="wide-tables")
+            gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
 
         # what each handler reads; the page adds its own optimised δ (last), which the API and MCP callers lack
         noise_in, image_in = [noise_source, noise_file], [model, person, photo, upload]

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE = 20.0  # at least this long after the first page load, and until its background work is done:
@@ -102,6 +103,46 @@ def app_default_steps(url: str) -> int:
     return int(value)
 
 
+def up_front_seconds(url: str) -> float:
+    """The seconds the page's Optimise status promises before a run (its start-up figure)."""
+    import json
+    import re
+
+    with urllib.request.urlopen(url + "config", timeout=10) as r:
+        config = json.load(r)
+    (value,) = [c["props"]["value"] for c in config["components"] if c.get("props", {}).get("elem_id") == "opt-status"]
+    return float(re.match(r"about (\d+) s", value).group(1))
+
+
+def watch(job: Any, click: float, status: int = 1) -> list[tuple[float, str]]:
+    """(seconds since the click, status line) of every streamed update of a job, as they arrive."""
+    seen, timeline = 0, []
+    while not job.done():
+        outputs = job.outputs()
+        for out in outputs[seen:]:
+            timeline.append((time.perf_counter() - click, str(out[status])))
+        seen = len(outputs)
+        time.sleep(0.05)
+    return timeline
+
+
+def estimate_error(timeline: list[tuple[float, str]], total: float) -> str:
+    """How far the live 'about N s left' put the end from where it came: the worst and the median error of
+    (elapsed + N) against the actual total, over every estimate shown."""
+    import re
+
+    errors = [
+        (t + float(m.group(1))) / total - 1 for t, text in timeline if (m := re.search(r"about (\d+) s left", text))
+    ]
+    if not errors:
+        return "no live estimate shown"
+    worst = max(errors, key=abs)
+    return (
+        f"{len(errors)} estimates, first at {next(t for t, x in timeline if 's left' in x):.1f} s: median "
+        f"{sorted(errors)[len(errors) // 2]:+.0%}, worst {worst:+.0%} of the actual time"
+    )
+
+
 def cli_steps_per_second(steps: int) -> float:
     """The library's own loop on the same model, batch and settings as the app's Optimise, in this process."""
     from sua_demo.engine import Engine
@@ -156,16 +197,18 @@ def main() -> None:
         refit = timed(client.predict, **{**umap_args, "denoiser": "median"}, api_name="/embedding_map")
         steps = app_default_steps(url)
         server_cpu, client_cpu = cpu_seconds(proc.pid), time.process_time()
+        upfront = up_front_seconds(url)
         job = client.submit("idk", 16, steps, "gaussian", 100.0, api_name="/optimise")
         click = time.perf_counter()
-        first_point = None
-        while not job.done():
-            if first_point is None and job.outputs():  # the first streamed update carries the first loss point
-                first_point = time.perf_counter() - click
-            time.sleep(0.05)
+        timeline = watch(job, click)
+        first_point = timeline[0][0] if timeline else None  # the first streamed update carries the first loss
         done = time.perf_counter() - click
         server_cpu, client_cpu = cpu_seconds(proc.pid) - server_cpu, time.process_time() - client_cpu
         final_status = job.outputs()[-1][1]
+        audit_job = client.submit("idk", "51", api_name="/audit")
+        audit_click = time.perf_counter()
+        audit_timeline = watch(audit_job, audit_click, status=0)
+        audit_done = time.perf_counter() - audit_click
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -183,6 +226,9 @@ def main() -> None:
     print(f"  embedding map refit for a new denoiser       {refit:6.2f} s")
     print(f"  Optimise click -> first loss point           {first_point or float('nan'):6.2f} s")
     print(f"  Optimise, default {steps} steps (as the app sized them), click -> done {done:6.1f} s  ({final_status})")
+    print(f"    up-front estimate {upfront:.0f} s ({upfront / done - 1:+.0%}); live: {estimate_error(timeline, done)}")
+    print(f"  live audit of one person (quick), click -> done {audit_done:6.1f} s")
+    print(f"    live: {estimate_error(audit_timeline, audit_done)}")
     print(f"  steps/s: app {app_sps:.2f}, library loop in one process {cli_sps:.2f} ({app_sps / cli_sps:.0%})")
     cores = all_cores()
     print(

@@ -153,3 +153,62 @@ def test_the_handlers_are_mcp_tools(app_url):
     schema = json.loads(urllib.request.urlopen(app_url + "gradio_api/mcp/schema", timeout=30).read())
     names = {t["name"] for t in schema} if isinstance(schema, list) else set(schema)
     assert any("answer" in n for n in names) and any("verdict" in n for n in names), names
+
+
+def _served_noise(tmp_path, meta):
+    import torch
+    from safetensors.torch import save_file
+
+    path = tmp_path / "hostile.safetensors"
+    save_file({"delta": torch.zeros(3, 64, 64)}, str(path), metadata={"eps": str(16 / 255), **meta})
+    return path
+
+
+@pytest.mark.parametrize(
+    "meta, message",
+    [
+        ({"config": "[" * 100_000 + "]" * 100_000}, "too long, too deeply nested"),
+        ({"step": "9" * 4500}, "too many digits"),
+        ({"eps": "1" * 5000}, "too many digits"),
+        ({"eps": "true"}, "non-numeric 'eps'"),
+    ],
+    ids=["100k-deep", "4500-digit-step", "5000-digit-eps", "eps-true"],
+)
+def test_hostile_noise_metadata_through_the_api_is_one_line(client, tmp_path, meta, message):
+    with pytest.raises(AppError, match=message) as err:
+        predict(client, noise_source="uploaded", noise_file=handle_file(str(_served_noise(tmp_path, meta))))
+    text = str(err.value)
+    assert "\n" not in text.strip() and "Recursion" not in text and "int_max_str_digits" not in text, text
+    still_up(client)
+
+
+@pytest.mark.parametrize("kind", ["iTXt", "iCCP", "eps"])
+def test_hostile_images_through_the_api(client, tmp_path, kind):
+    """A PNG whose metadata is over the decoder's caps is read without it; formats beyond the five are refused."""
+    from tests.test_hostile import BIG, _chunk, _png
+
+    data = {
+        "iTXt": _png(_chunk(b"iTXt", b"comment\0\1\0\0\0" + BIG)),
+        "iCCP": _png(_chunk(b"iCCP", b"profile\0\0" + BIG)),
+        "eps": b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 16 16\n%%EndComments\nshowpage\n",
+    }[kind]
+    path = tmp_path / ("photo.eps" if kind == "eps" else "photo.png")
+    path.write_bytes(data)
+    if kind == "eps":
+        with pytest.raises(AppError, match="JPEG, PNG, WebP, GIF or BMP") as err:
+            predict(client, upload=handle_file(str(path)))
+        assert "Pillow" not in str(err.value) and "Ghostscript" not in str(err.value)
+    else:
+        table, note, *_ = predict(client, upload=handle_file(str(path)))
+        assert table.count("<tr>") == 6 and "metadata dropped" in note
+    still_up(client)
+
+
+def test_a_model_folder_with_only_pickled_weights_is_refused_through_the_api(client, tmp_path):
+    from tests.test_hostile import _pickled_model
+
+    folder = _pickled_model(tmp_path / "pickled")
+    with pytest.raises(AppError, match="holds no .safetensors weights") as err:
+        client.predict(model=str(folder), person="", role_filter="all", api_name="/load_model")
+    assert "\n" not in str(err.value).strip()
+    still_up(client)

@@ -49,6 +49,9 @@ def relearned(ctx: AuditContext, role: str, steps: int) -> VisionLanguageAdapter
 class Relearn(AuditMethod):
     steps = 5
 
+    def work(self, quick: bool) -> int:
+        return 3 * self.steps  # fine-tuning steps: forward and two backward passes (AuditMethod.work)
+
     def answers(self, ctx: AuditContext, role: str) -> tuple[list[Example], list[str]]:
         bank: ImageBank = ctx.models[role][1]
         model = relearned(ctx, role, self.steps)

@@ -91,10 +91,17 @@ class SoftPrompt(AuditMethod):
     uses_split = True
     n = 1
 
+    def work(self, quick: bool) -> int:
+        return 2 * self.steps(quick)  # input-only steps: forward and one backward pass (AuditMethod.work)
+
+    @staticmethod
+    def steps(quick: bool) -> int:
+        return STEPS // 3 if quick else STEPS
+
     def answers(self, ctx: AuditContext, role: str) -> tuple[list[Example], list[str]]:
         adapter, bank = ctx.models[role]
         fit = image_examples(ctx.bench, ctx.split.attacker_ids, "train")
-        steps = STEPS // 3 if ctx.quick else STEPS
+        steps = self.steps(ctx.quick)
         soft = train_soft_prompt(adapter, bank, fit, self.n, ctx.split.seed, steps)  # against this very model
         examples = ctx.asked()
         return examples, soft_answers(adapter, bank, examples, soft)

@@ -182,7 +182,9 @@ def check_device(device: str | None) -> None:
     except RuntimeError:
         raise SuaError(f"unknown device {device!r}; use cpu, cuda, cuda:1, mps ... or auto") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise SuaError(f"device {device!r}: this torch sees no CUDA GPU (a CPU build, or no driver); use cpu or auto")
+        raise SuaError(
+            f"device {device!r}: no CUDA GPU is visible here (a CPU-only install, or no driver); use cpu or auto"
+        )
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise SuaError(f"device {device!r}: there are {torch.cuda.device_count()} CUDA GPUs here")
     if dev.type == "mps" and not torch.backends.mps.is_available():

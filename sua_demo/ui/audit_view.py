@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from sua_demo.attacks.speed import ticking_on_fresh_thread
+from sua_demo.audit.base import AUDITS
 from sua_demo.audit.run import METHODS, audit_figure, audit_models, markdown
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
-from sua_demo.ui.optimise import RunClock
+from sua_demo.ui.pace import WorkClock
 from sua_demo.ui.page import person_id
 
 NOTE = (
@@ -43,7 +44,7 @@ def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, A
     split = engine.split_of_noise(sess.shipped_noise)
     noise_dir = engine.checkpoints / "noise" / sess.noise_owner if sess.noise_owner else None
     models = {"unlearned": (sess.adapter, sess.bank), "retrain": (retrain.adapter, retrain.bank)}
-    clock = RunClock(len(METHODS), warm_up=1)
+    clock = WorkClock([AUDITS.get(name)().work(True) for name in METHODS])
 
     with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
         run = ticking_on_fresh_thread(audit_models, 1.0, models, engine.bench, noise_dir, None, (split.seed,),

@@ -33,8 +33,10 @@ def describe(sess: Session, source: str, noise: Noise) -> str:
     return f"{source} noise ({eps}" + (f", {steps} steps)" if steps else ")")
 
 
-NEEDS = {"uploaded": "a noise file (under 'Your own photo, question, noise file or model')",
-         "optimised": "a run of 'Optimise a noise now'"}  # fmt: skip
+NEEDS = {
+    "uploaded": "a noise file (in the 'Your own…' panel below)",
+    "optimised": "a run of Optimise (its panel below)",
+}
 
 
 def missing_sources(noise_file: str | None, optimised: str | None) -> list[str]:

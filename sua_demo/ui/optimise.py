@@ -11,13 +11,13 @@ import torch
 from sua_demo.attacks.speed import on_fresh_thread
 from sua_demo.images import amplified, to_pil
 from sua_demo.plots import loss_figure
+from sua_demo.ui.pace import RunClock
 
 # The app's default run takes about APP_SECONDS on the machine it runs on: the step time is measured once at start
 # (a step costs 3 to 13 times more on one CPU than another, by its bf16 support), and the steps sized to fit.
 APP_SECONDS = 20.0
 STEP_RANGE = (20, 300)
 PROBE_STEPS = 3
-WARM_UP_STEPS = 3  # a run's first steps (kernels, caches, a model's first bf16 pass) are slower than the rest
 
 
 def app_steps(seconds_per_step: float, seconds: float = APP_SECONDS) -> int:
@@ -55,44 +55,6 @@ class StepTimer:
         marks: list[float] = []
         engine.optimise(sess, steps=1 + PROBE_STEPS, on_step=lambda *_: marks.append(time.perf_counter()))
         return (marks[-1] - marks[0]) / PROBE_STEPS
-
-
-class RunClock:
-    """A run's own pace: seconds a step, from the steps after its warm-up, so the time left is what this run on
-    this machine, as busy as it is now, will take (a figure measured at start-up can be off by 3x on a shared CPU)."""
-
-    def __init__(self, steps: int, warm_up: int = WARM_UP_STEPS, now: Any = time.monotonic) -> None:
-        self.steps, self.warm_up, self.now = steps, warm_up, now
-        self.start = now()
-        self.marks: list[tuple[int, float]] = []  # (step, when it ended)
-
-    def step(self, done: int) -> None:
-        self.marks.append((done, self.now()))
-
-    @property
-    def done(self) -> int:
-        return self.marks[-1][0] if self.marks else 0
-
-    def seconds_per_step(self) -> float | None:
-        """Mean step time since the warm-up ended; None while the run is still warming up."""
-        warm = [m for m in self.marks if m[0] >= self.warm_up]
-        if len(warm) < 2:
-            return None
-        (s0, t0), (s1, t1) = warm[0], warm[-1]
-        return (t1 - t0) / (s1 - s0)
-
-    def left(self) -> float | None:
-        """Seconds left: the steps to go at this run's pace, less the time the current step has already run."""
-        pace = self.seconds_per_step()
-        if pace is None:
-            return None
-        since = self.now() - self.marks[-1][1]
-        return max(0.0, (self.steps - self.done) * pace - since)
-
-    def status(self, unit: str = "step") -> str:
-        elapsed, left = self.now() - self.start, self.left()
-        wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
-        return f"{unit} {self.done}/{self.steps} · {elapsed:.0f} s so far, {wait}"
 
 
 def progress_view(

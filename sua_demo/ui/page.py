@@ -135,8 +135,8 @@ def render(engine: Engine, inp: Inputs, scratch: exports.Scratch | None = None) 
         views=[
             (display(story.noisy), "x + δ"),
             (display(story.denoised), f"D(x + δ), {inp.denoiser}"),
-            (display(story.delta_view), f"δ amplified: ±{noise.eps * 255:.0f}/255 stretched to the full range"),
-            (display(story.diff_view), "|x + δ − x|: where δ changes the photo"),
+            (display(story.delta_view), f"δ ×{0.5 / max(noise.eps, 1e-12):.0f}, to be seen"),
+            (display(story.diff_view), "where δ changes it"),
         ],
         slider=(display(story.clean), display(story.noisy)),
         metrics=metrics,

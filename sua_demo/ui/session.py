@@ -13,7 +13,8 @@ from typing import Any
 from sua_demo.engine import Engine
 from sua_demo.ui import page, stealth
 from sua_demo.ui.exports import Scratch
-from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, RunClock, StepTimer, app_steps, progress_view
+from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
+from sua_demo.ui.pace import RunClock
 from sua_demo.ui.stops import StopRegistry
 
 ROLES = ["unseen by δ", "attacker set", "retain", "all"]

@@ -43,9 +43,9 @@ STORY_DIAGRAM = (
 MODEL_HELP = "changing it loads it; a folder or Hub id where the server allows it"
 PHOTO_HELP = "0–4: train photos · 5–6: held-out photos no training or attack ever used"
 NOISE_HELP = (
-    "The amplified δ stretches ±ε onto the full colour range so you can see its pattern. At its real size it is "
-    "faint, not invisible: on these small 64-pixel photos, enlarged here, you may see a fine speckle (the slider "
-    "above shows both). The heatmap shows where it changes the photo most."
+    "The amplified δ (×8 for ε 16/255) stretches ±ε onto the full colour range so you can see its pattern. "
+    "At its real size it is faint, not invisible: on these small 64-pixel photos, enlarged here, you may see "
+    "a fine speckle (the slider above shows both). The heatmap shows where it changes the photo most."
 )
 BATCH_HELP = (
     "The recovery protocol for the chosen model and noise: generation exact match on each group, clean, with "
@@ -90,6 +90,10 @@ table.story th[scope='row'] { position: sticky; left: 0; z-index: 1; background:
 .wide-tables table { display: block; overflow-x: auto; max-width: 100%; }
 .wide-tables th, .wide-tables td { word-break: normal !important; overflow-wrap: normal !important;
   hyphens: none !important; min-width: 5.5em; }
+#people .caption-label, #views .caption-label { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important;
+  max-width: calc(100% - 8px) !important; font-size: 0.72em; line-height: 1.15; }
+#people label.float { white-space: normal; max-width: calc(100% - 40px); }
 .story-flow { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; margin: 0.5em 0 1em; }
 .story-flow .step { flex: 1 1 150px; border: 1px solid #ccd; border-radius: 8px; padding: 8px 10px;
   background: #f6f7fb; font-size: 0.92em; }
@@ -97,6 +101,7 @@ table.story th[scope='row'] { position: sticky; left: 0; z-index: 1; background:
 @media (max-width: 600px) {
   table.story { font-size: 0.8em; min-width: 560px; } .verdict .headline { font-size: 1.2em; }
   .scroll-hint { display: block; }
+  #people .grid-container { grid-template-columns: repeat(3, minmax(0, 1fr)) !important; }
   .story-flow .arrow { transform: rotate(90deg); flex-basis: 100%; text-align: center; }
   .legend dl { grid-template-columns: 1fr; } .legend dd { margin-bottom: 4px; }
 }

@@ -1,0 +1,95 @@
+"""Honest waits: the time left from a job's own measured pace on this machine, as busy as it is now.
+
+A figure measured at start-up can be off by 3x on a shared CPU (a second server on the same cores), and a job's
+first steps (kernels, caches, a model's first bf16 pass) run slower than the rest, so both clocks leave a warm-up
+out and re-estimate at every mark.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+WARM_UP_STEPS = 3
+
+
+class RunClock:
+    """A run's own pace: seconds a step, from the steps after its warm-up, so the time left is what this run on
+    this machine, as busy as it is now, will take (a figure measured at start-up can be off by 3x on a shared CPU)."""
+
+    def __init__(self, steps: int, warm_up: int = WARM_UP_STEPS, now: Callable[[], float] = time.monotonic) -> None:
+        self.steps, self.warm_up, self.now = steps, warm_up, now
+        self.start = now()
+        self.marks: list[tuple[int, float]] = []  # (step, when it ended)
+
+    def step(self, done: int) -> None:
+        self.marks.append((done, self.now()))
+
+    @property
+    def done(self) -> int:
+        return self.marks[-1][0] if self.marks else 0
+
+    def seconds_per_step(self) -> float | None:
+        """Mean step time since the warm-up ended; None while the run is still warming up."""
+        warm = [m for m in self.marks if m[0] >= self.warm_up]
+        if len(warm) < 2:
+            return None
+        (s0, t0), (s1, t1) = warm[0], warm[-1]
+        return (t1 - t0) / (s1 - s0)
+
+    def left(self) -> float | None:
+        """Seconds left: the steps to go at this run's pace, less the time the current step has already run."""
+        pace = self.seconds_per_step()
+        if pace is None:
+            return None
+        since = self.now() - self.marks[-1][1]
+        return max(0.0, (self.steps - self.done) * pace - since)
+
+    def status(self, unit: str = "step") -> str:
+        elapsed, left = self.now() - self.start, self.left()
+        wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
+        return f"{unit} {self.done}/{self.steps} · {elapsed:.0f} s so far, {wait}"
+
+
+class WorkClock:
+    """The pace of a job made of unequal parts (the live audit: asking takes a tenth of a second, relearning 50
+    steps fourteen): each part declares its `work` (AuditMethod.work: passes of the model) and its time is fitted
+    as a + b * work over the parts done after the first (which loads and warms up). The time left waits until a
+    part with work is done: before that nothing measured says what a step costs."""
+
+    def __init__(self, work: list[int], now: Callable[[], float] = time.monotonic) -> None:
+        self.work, self.now = work, now
+        self.start = now()
+        self.ends: list[float] = []
+
+    def step(self, done: int) -> None:
+        while len(self.ends) < done:
+            self.ends.append(self.now())
+
+    @property
+    def done(self) -> int:
+        return len(self.ends)
+
+    def left(self) -> float | None:
+        times = np.diff([self.start, *self.ends])[1:]  # the first part warms up
+        work = np.array(self.work[1 : self.done], dtype=float)
+        rest = np.array(self.work[self.done :], dtype=float)
+        if not len(rest):
+            return 0.0
+        if not len(times) or (rest.max() > 0 and work.max(initial=0) == 0):
+            return None
+        if work.min() == work.max():
+            a, b = float(times.mean()), float(times.mean() / max(work.max(), 1))
+            a, b = (a, 0.0) if work.max() == 0 else (0.0, b)
+        else:
+            b, a = np.polyfit(work, times, 1)
+            a, b = max(float(a), 0.0), max(float(b), 0.0)
+        since = self.now() - (self.ends[-1] if self.ends else self.start)
+        return max(0.0, float(len(rest) * a + b * rest.sum()) - since)
+
+    def status(self, unit: str = "part") -> str:
+        elapsed, left = self.now() - self.start, self.left()
+        wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
+        return f"{unit} {self.done}/{len(self.work)} · {elapsed:.0f} s so far, {wait}"

@@ -1,0 +1,54 @@
+"""The waits the app promises, from a job's own measured pace (stubbed clocks: the logic, not the machine)."""
+
+import pytest
+
+from sua_demo.ui.pace import RunClock, WorkClock
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_the_time_left_comes_from_the_steps_after_the_warm_up():
+    now = Clock()
+    clock = RunClock(100, warm_up=3, now=now)
+    for step, seconds in enumerate([5.0, 2.0, 1.0] + [0.5] * 7, start=1):  # slow first steps, then steady
+        now.t += seconds
+        clock.step(step)
+        if step < 4:
+            assert clock.left() is None and "measuring the pace" in clock.status()
+    assert clock.seconds_per_step() == pytest.approx(0.5)
+    assert clock.left() == pytest.approx(90 * 0.5)  # the first steps' 8 s do not inflate the 90 steps to go
+
+
+def test_the_time_left_moves_on_between_slow_steps_and_a_slower_machine_shows():
+    now = Clock()
+    clock = RunClock(20, warm_up=1, now=now)
+    for step in range(1, 5):
+        now.t += 3.0  # a busy machine: 3 s a step, not the start-up probe's 0.1 s
+        clock.step(step)
+    assert clock.left() == pytest.approx(16 * 3.0)
+    now.t += 1.0  # a second into the next step, with no step done: the clock still moves
+    assert clock.left() == pytest.approx(16 * 3.0 - 1.0)
+    assert clock.status().startswith("step 4/20 · 13 s so far, about 47 s left")
+
+
+def test_unequal_parts_are_weighed_by_their_work():
+    """The live audit: asking parts take 0.5 s, a step of relearning 0.4 s; the first part warms up."""
+    work = [0, 0, 0, 5, 20, 50, 30]
+    cost = [3.0] + [0.5 + 0.4 * w for w in work[1:]]
+    now = Clock()
+    clock = WorkClock(work, now=now)
+    for done, seconds in enumerate(cost, start=1):
+        now.t += seconds
+        clock.step(done)
+        rest = sum(cost[done:])
+        if done < 4:  # nothing with work done yet: no honest figure for the relearning to come
+            assert clock.left() is None
+        elif done < len(work):
+            assert clock.left() == pytest.approx(rest, rel=1e-6), done
+    assert clock.left() == 0.0 and clock.status("method").startswith("method 7/7")
