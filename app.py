@@ -9,6 +9,7 @@ from typing import Any
 
 import gradio as gr
 
+from sua_demo.request import Request
 from sua_demo.ui.gradio_glue import PhotoInput, handler, shown
 from sua_demo.ui.tools import (
     answer,
@@ -20,6 +21,7 @@ from sua_demo.ui.tools import (
     load_model,
     optimise,
     pick_thumbnail,
+    show_page,
     sources_update,
     state,
     stop,
@@ -117,7 +119,7 @@ def build_app() -> gr.Blocks:
             gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
             gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
 
-        # what each handler reads; the page adds its own optimised δ (last), which the API and MCP callers lack
+        # what each API handler reads; the page reads them all, and its own optimised δ, as one request
         noise_in, image_in = [noise_source, noise_file], [model, person, photo, upload]
         answer_in = [*image_in, question, *noise_in, denoiser, vanilla, retrain]
         verdict_in, map_in = [*image_in, *noise_in, vanilla, retrain], [*image_in, *noise_in, denoiser]
@@ -125,18 +127,23 @@ def build_app() -> gr.Blocks:
         outputs = [table, note, preview, views, slider, metrics, exports, banner]
         opt_out = [loss_plot, opt_status, delta_view, download]
         batch_out = [batch_table, batch_plot, budget_plot, batch_csv]
+        fields = {"model": model, "person": person, "photo": photo, "upload": upload, "question": question,
+                  "noise_source": noise_source, "noise_file": noise_file, "optimised": optimised,
+                  "denoiser": denoiser, "vanilla": vanilla, "retrain": retrain}  # fmt: skip
         blank = (text.WORKING, "", "", None, None, None, None, None, "", None, "")
         quiet = {"api_name": False, "show_progress": "hidden"}
 
+        def show(values: dict) -> Any:
+            """A page action's one request, built here from what the page holds, and its one call."""
+            yield from show_page(Request(**{name: values[c] for name, c in fields.items()}))
+
+        page = shown(handler(show), 11, keep={8: text.NO_RESULT})  # a mistake: the message box, no stale verdict
+
         def apply(event: Any) -> None:
-            """Stale results go first; then the answers (fast), the verdict over the photos, the map. A user's
-            mistake lands in the message box (each step shows it again, as each checks the same inputs)."""
+            """Stale results go first; then the answers (fast), the verdict over the photos, the map."""
             event.then(lambda: blank, None, [verdict_box, *outputs, umap_plot, map_text], **quiet).then(
-                shown(answer, 8), [*answer_in, optimised], [*outputs, message], api_name=False
-            ).then(
-                shown(verdict, 1, keep={0: text.NO_RESULT}), [*verdict_in, optimised], [verdict_box, message],
-                api_name=False,
-            ).then(shown(embedding_map, 2), [*map_in, optimised], [umap_plot, map_text, message], api_name=False)
+                page, set(fields.values()), [*outputs, verdict_box, umap_plot, map_text, message], api_name=False
+            )
 
         clear = lambda: ""  # noqa: E731  (every action starts by taking the last message down)
         load_in = [model, person, role, loaded]

@@ -153,7 +153,9 @@ def test_the_shipped_model_map_and_comparison_name_the_photo_and_say_auroc_in_wo
 
     pid = engine.bench.forget_ids[0]
     who = f"#{pid} {engine.person(pid).name}, photo 5"
-    fig, caption = stealth.map_view(engine, DEFAULT_MODEL, f"#{pid}", 5, None, "shipped", None, None, "gaussian")
+    from sua_demo.look import Request, look
+
+    fig, caption = stealth.map_view(next(look(engine, Request(DEFAULT_MODEL, f"#{pid}", 5), ("map",))))
     assert fig.data[-1].name == embedding_map.VISITOR_TRACE
     assert any(a.text == f"<b>{embedding_map.short_label(who)}</b>" for a in fig.layout.annotations)
     assert f"**On the map: {who}**" in caption and "% of the time" in caption and "bench average" in caption

@@ -12,9 +12,9 @@ from safetensors.torch import save_file
 from sua_demo.analysis.answers import fold, mark
 from sua_demo.engine import COLUMNS, Engine
 from sua_demo.errors import SuaError
+from sua_demo.look import Request, choose_noise, look
 from sua_demo.ui import page
 from sua_demo.ui.exports import Scratch, story_csv, story_json
-from sua_demo.ui.noise_source import choose_noise
 from sua_demo.ui.stops import StopRegistry
 from sua_demo.ui.story import NOT_AVAILABLE, story_html, story_rows
 
@@ -206,13 +206,13 @@ def test_concurrent_first_requests_load_a_model_once(engine):
 )
 def test_bad_people_and_photos_are_refused(engine, person, photo, message):
     with pytest.raises(SuaError, match=message):
-        page.render(engine, page.Inputs("idk", person, photo))
+        next(look(engine, Request("idk", person, photo)))
 
 
 def test_an_upload_is_shown_with_the_banner(engine, tmp_path):
     path = tmp_path / "me.png"
     engine.photo(3, 6).resize((150, 150)).save(path)
-    p = page.render(engine, page.Inputs("idk", "", 5, str(path)))
+    p = page.answers_view(next(look(engine, Request("idk", "", 5, str(path)), ("story",))))
     assert p.preview_caption == "your photo" and page.UPLOAD_BANNER in p.banner
     assert p.preview.size[0] >= 256 and all(r.truth is None for r in p.story.rows)
 
@@ -240,3 +240,28 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
     assert "**+7.0**" in text and "**+50.0**" in text and "gains -1.0:" in text and "2 worlds, 2 splits each" in text
     shipped = about_markdown(ROOT / "checkpoints" / "noise")
     assert "What limits δ on people it never saw" in shipped and "3 worlds, 3 splits each" in shipped
+
+
+def test_one_request_reads_an_upload_once_and_computes_its_story_once(engine, tmp_path, monkeypatch):
+    """The page's one call: the answers, the verdict and the map of an upload from one read and one story."""
+    import sua_demo.look as looking
+
+    path = tmp_path / "me.png"
+    engine.photo(3, 6).resize((150, 150)).save(path)
+    reads, stories = [], []
+    real_read, real_story = looking.read_image, engine.story
+    monkeypatch.setattr(looking, "read_image", lambda p: reads.append(p) or real_read(p))
+    monkeypatch.setattr(engine, "story", lambda *a, **k: stories.append(1) or real_story(*a, **k))
+    stages = list(look(engine, Request("idk", "", 5, str(path))))
+    assert len(stages) == 3 and len(reads) == 1 and len(stories) == 1
+    seen = stages[-1]
+    assert seen.story is not None and seen.points is not None and seen.verdict is None  # an upload has no truth
+    assert "δ changed" in page.verdict_view(seen)
+
+
+def test_a_bench_persons_stages_are_the_story_the_verdict_and_the_map(engine):
+    seen = list(look(engine, Request("idk", "#5", 5)))[-1]
+    assert seen.who.startswith("#5 ") and seen.verdict is not None and seen.verdict.photos == 7
+    assert page.verdict_view(seen).count("δ brought back") == 1 and len(seen.points) > 100
+    with pytest.raises(SuaError, match="unknown stage"):
+        next(look(engine, Request("idk", "#5", 5), ("story", "poem")))

@@ -11,8 +11,8 @@ from sua_demo.audit.base import AUDITS
 from sua_demo.audit.run import METHODS, audit_figure, audit_models, markdown
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
+from sua_demo.look import person_id
 from sua_demo.ui.pace import WorkClock
-from sua_demo.ui.page import person_id
 
 NOTE = (
     "Each method asks the forget people's facts its own way and is run again, the same way, on the retrain "

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sua_demo.engine import Engine
+from sua_demo.errors import SuaError
+from sua_demo.look import STAGES, Request, look, person_id
 from sua_demo.ui import page, stealth
 from sua_demo.ui.exports import Scratch
 from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
@@ -41,8 +43,8 @@ def defaults(state: AppState | None = None) -> Defaults:
     """The library's defaults; with `state`, Optimise's steps sized to about APP_SECONDS on this machine."""
     from sua_demo.attacks import AttackConfig
     from sua_demo.denoisers import DENOISERS
+    from sua_demo.look import SOURCES
     from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS
-    from sua_demo.ui.noise_source import SOURCES
 
     cfg = AttackConfig()
     steps, people, person = STEP_RANGE[0], [], None
@@ -85,9 +87,9 @@ class AppState:
         """A model change keeps the chosen person; a first load starts on the best measured example."""
         eng = self.engine
         thumbs, labels = page.gallery(eng, model, role_filter)
-        people = [(label, str(page.person_id(label))) for label in labels]
+        people = [(label, str(person_id(label))) for label in labels]
         examples = page.examples(eng, model)
-        wanted = page.person_id_or_none(person)
+        wanted = _person_or_none(person)
         if wanted is not None and str(wanted) in {value for _, value in people}:
             chosen, photo = str(wanted), None
         elif examples:
@@ -109,36 +111,39 @@ class AppState:
     def person_of_thumb(self, model: str, role_filter: str, index: int) -> str:
         """The person's number (the person box's value) for a gallery click."""
         thumbs, _ = page.gallery(self.engine, model, role_filter)
-        return str(page.person_id(thumbs[int(index)][1]))
+        return str(person_id(thumbs[int(index)][1]))
 
     def example(self, model: str, index: int) -> tuple[str, int]:
         chosen = page.examples(self.engine, model)[int(index)]
         return str(chosen["person"]), int(chosen["photo"])
 
-    # -- results ----------------------------------------------------------------------------------------------
-    def render(self, model: str, person: str, photo: Any, upload: str | None, question: str, noise_source: str,
-               noise_file: str | None, optimised: str | None, denoiser: str, vanilla: str = "",
-               retrain: str = "") -> page.Page:  # fmt: skip
-        inp = page.Inputs(model, person, photo, upload, question, noise_source, noise_file, optimised, denoiser,
-                          vanilla, retrain)  # fmt: skip
-        return page.render(self.engine, inp, self.scratch)
-
-    def verdict(self, model: str, person: str, photo: Any, upload: str | None, noise_source: str,
-                noise_file: str | None, optimised: str | None, vanilla: str = "",
-                retrain: str = "") -> str:  # fmt: skip
-        inp = page.Inputs(model, person, photo, upload, "", noise_source, noise_file, optimised, "gaussian",
-                          vanilla, retrain)  # fmt: skip
+    # -- results: one request, one call; each stage shown as it lands -------------------------------------
+    def show(self, req: Request) -> Iterator[tuple[page.Page | None, str | None, tuple[Any, str] | None]]:
+        """A page action: (answers, verdict, map) as each is ready, the story computed once for all three."""
         try:
-            if upload:
-                return page.render_verdict(self.engine, inp, page.render(self.engine, inp).story)
-            return page.render_verdict(self.engine, inp)
+            for stage, seen in zip(STAGES, look(self.engine, req), strict=True):
+                if stage == "story":
+                    yield page.answers_view(seen, self.scratch), None, None
+                elif stage == "verdict":
+                    shown = page.verdict_view(seen)
+                    self.first_verdict.set()  # the warm-up's map may start now
+                    yield None, shown, None
+                else:
+                    yield None, None, stealth.map_view(seen)
+        finally:
+            self.first_verdict.set()  # or its error
+
+    def answers(self, req: Request) -> page.Page:
+        return page.answers_view(next(look(self.engine, req, ("story",))), self.scratch)
+
+    def verdict(self, req: Request) -> str:
+        try:
+            return page.verdict_view(next(look(self.engine, req, ("verdict",))))
         finally:
             self.first_verdict.set()
 
-    def map(self, model: str, person: str, photo: Any, upload: str | None, noise_source: str,
-            noise_file: str | None, optimised: str | None, denoiser: str) -> tuple[Any, str]:  # fmt: skip
-        return stealth.map_view(self.engine, model, person, photo, upload, noise_source, noise_file, optimised,
-                                denoiser)  # fmt: skip
+    def map(self, req: Request) -> tuple[Any, str]:
+        return stealth.map_view(next(look(self.engine, req, ("map",))))
 
     def stealth_maps(self, model: str, denoiser: str) -> tuple[Any, str, Any, str]:
         """The stealthy δ's map and caption, then the same-budget δ's without the stealth term."""
@@ -203,6 +208,13 @@ class AppState:
     def stop(self, key: str) -> str:
         """Ask this caller's run to stop after its current step (it keeps the δ so far)."""
         return "stopping after the current step…" if self.stops.stop(key) else "nothing is running to stop"
+
+
+def _person_or_none(label: str | None) -> int | None:
+    try:
+        return person_id(label)
+    except SuaError:
+        return None
 
 
 _SHARED: list[AppState] = []

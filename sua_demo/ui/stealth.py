@@ -13,11 +13,8 @@ from typing import Any
 from sua_demo.analysis import embedding_map
 from sua_demo.engine import Engine, public_name
 from sua_demo.errors import SuaError
-from sua_demo.images import read_image
-from sua_demo.ui import page
-from sua_demo.ui.noise_source import choose_noise
+from sua_demo.look import UPLOAD_WHO, Look
 
-UPLOAD_WHO = "your photo"
 TITLE_CHARS = 40  # about what fits on one line of a 400 px wide plot
 SAME_READING = 0.02  # two AUROCs closer than this are "about the same"
 NO_PLAIN = "This model ships no δ trained without the stealth term, so there is no second map to compare."
@@ -106,30 +103,15 @@ def short_title(text: str, limit: int = TITLE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def map_view(
-    engine: Engine,
-    model: str,
-    person: str | None,
-    photo: Any,
-    upload: str | None,
-    noise_source: str,
-    noise_file: str | None,
-    optimised: str | None,
-    denoiser: str,
-) -> tuple[Any, str]:
-    """The embedding map for the chosen noise with the chosen photo (a bench person's or an upload) on it, and a
-    caption that names the photo, says where it lands and, for the shipped δ, what a detector makes of it."""
-    sess = engine.session(model)
-    noise = choose_noise(sess, noise_source, noise_file, optimised)
-    if upload:
-        x, who, role = engine.prepare(sess, read_image(upload)[0]), UPLOAD_WHO, ""
-    else:
-        pid, index = page.person_id(person), page.photo_index(photo)
-        x = engine.prepare(sess, engine.photo(pid, index))
-        who, role = f"#{pid} {engine.person(pid).name}, photo {index}", engine.role(pid, noise)
-    points = name_photo(engine.embedding_map(sess, noise, denoiser, user_image=x), who)
-    fig = embedding_map.figure(points, title=short_title(f"{public_name(sess.name)}: where the photo lands"))
-    return fig, map_caption(points, who, role, _map_reading(sess, noise_source, denoiser))
+def map_view(look: Look) -> tuple[Any, str]:
+    """The embedding map for the look's noise with its photo (a bench person's or an upload) on it, and a caption
+    that names the photo, says where it lands and, for the shipped δ, what a detector makes of it."""
+    assert look.points is not None, "map_view needs the look's map stage"
+    who = look.name if look.pid is None else f"{look.name}, photo {look.photo}"
+    points = name_photo(look.points, who)
+    fig = embedding_map.figure(points, title=short_title(f"{public_name(look.sess.name)}: where the photo lands"))
+    reading = _map_reading(look.sess, look.request.noise_source, look.request.denoiser)
+    return fig, map_caption(points, who, look.role, reading)
 
 
 def _map_reading(sess: Any, noise_source: str, denoiser: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import gradio as gr
 
+from sua_demo.request import Request
 from sua_demo.ui.gradio_glue import caller, handler, message_html, sentence
 
 
@@ -57,8 +58,13 @@ def answer(
         retrain: for a model of your own, its retrain control (folder or Hub id).
         optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
     """
-    p = state().render(model, person, photo, upload, question, noise_source, noise_file, optimised, denoiser,
-                       vanilla, retrain)  # fmt: skip
+    req = Request(model, person, photo, upload, question, noise_source, noise_file, optimised, denoiser, vanilla,
+                  retrain)  # fmt: skip
+    return page_outputs(state().answers(req))
+
+
+def page_outputs(p: Any) -> tuple:
+    """A story's view as the page's eight outputs (the table, note, photo, views, slider, metrics, files, banner)."""
     return p.table, p.note, [(p.preview, p.preview_caption)], p.views, p.slider, p.metrics, p.files, p.banner
 
 
@@ -81,7 +87,8 @@ def verdict(
         retrain: for a model of your own, its retrain control.
         optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
     """
-    return state().verdict(model, person, photo, upload, noise_source, noise_file, optimised, vanilla, retrain)
+    return state().verdict(Request(model, person, photo, upload, "", noise_source, noise_file, optimised,
+                                   vanilla=vanilla, retrain=retrain))  # fmt: skip
 
 
 @handler
@@ -102,7 +109,19 @@ def embedding_map(
         denoiser: the denoiser of the denoised points.
         optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
     """
-    return state().map(model, person, photo, upload, noise_source, noise_file, optimised, denoiser)
+    return state().map(Request(model, person, photo, upload, "", noise_source, noise_file, optimised, denoiser))
+
+
+def show_page(req: Any) -> Any:
+    """One page action: the answers, then the verdict, then the map, each as it lands (eleven outputs; the parts
+    not ready yet are left as they are)."""
+    for answers, verdict_html, map_view in state().show(req):
+        if answers is not None:
+            yield (*page_outputs(answers), gr.skip(), gr.skip(), gr.skip())
+        elif verdict_html is not None:
+            yield (*[gr.skip()] * 8, verdict_html, gr.skip(), gr.skip())
+        else:
+            yield (*[gr.skip()] * 9, *map_view)
 
 
 @handler

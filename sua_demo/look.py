@@ -1,0 +1,136 @@
+"""One page action, one call: a `Request` (what the page or an API caller holds: model, image, noise, denoiser,
+controls) in, a `Look` (everything the page shows of it) out, stage by stage.
+
+The request is resolved once (the session and its controls, the noise, the image read and prepared once, the
+questions), then the stages fill the same `Look`: the story of this image, the verdict over the person's photos
+(for an upload, read from the same story), the embedding map with this image on it. A page shows each stage as it
+lands; an API call asks for the one stage it returns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from sua_demo.analysis.verdict import Verdict
+from sua_demo.attacks import Noise, load_noise
+from sua_demo.engine import Engine, Story, check_question
+from sua_demo.errors import SuaError, UnknownNameError
+from sua_demo.images import read_image
+from sua_demo.request import Request
+from sua_demo.sessions import Session
+
+SOURCES = ("shipped", "uploaded", "optimised")
+STAGES = ("story", "verdict", "map")
+UPLOAD_WHO = "your photo"
+
+
+@dataclass
+class Look:
+    """A request resolved (session, controls, noise, the prepared image, who it is) and what its stages found."""
+
+    request: Request
+    sess: Session
+    vanilla: Session | None
+    retrain: Session | None
+    noise: Noise
+    noise_label: str
+    x: torch.Tensor
+    pid: int | None  # None for an upload
+    name: str  # '#5 Name', or 'your photo'
+    photo: int | None
+    role: str  # the person's role for this noise ('' for an upload)
+    notes: list[str] = field(default_factory=list)  # what reading the upload changed ("first frame of 12")
+    story: Story | None = None
+    verdict: Verdict | None = None
+    points: list[dict[str, Any]] | None = None
+
+    @property
+    def who(self) -> str:
+        """'#5 Name (unseen by δ), photo 5', or 'your photo': how every caption and export names the image."""
+        return self.name if self.pid is None else f"{self.name} ({self.role}), photo {self.photo}"
+
+
+def person_id(label: str | None) -> int:
+    """'#12 Name (...)' from the UI, or '12' from the API."""
+    match = re.match(r"\s*#?(\d{1,6})\b", str(label or ""))
+    if not match:
+        raise SuaError("pick a person from the gallery or the examples, or upload a photo")
+    return int(match.group(1))
+
+
+def photo_index(value: Any) -> int:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SuaError(f"photo must be a number from 0 to 6, got {str(value)[:20]!r}") from None
+    if v != v or not 0 <= v <= 6 or v != int(v):
+        raise SuaError(f"photo must be a whole number from 0 to 6, got {str(value)[:20]}")
+    return int(v)
+
+
+def choose_noise(sess: Session, source: str, uploaded: str | None = None, optimised: str | None = None) -> Noise:
+    """The noise for `source`, validated against the model (load_noise checks shape, range, eps, metadata)."""
+    if source not in SOURCES:
+        raise UnknownNameError(f"noise source must be one of {', '.join(SOURCES)}, got {str(source)[:40]!r}")
+    if source == "shipped":
+        if sess.shipped_noise is None:
+            raise SuaError(f"{sess.name} has no shipped noise; upload one or optimise one")
+        return sess.shipped_noise
+    path = uploaded if source == "uploaded" else optimised
+    if not path:
+        what = "upload a .safetensors noise file" if source == "uploaded" else "optimise a noise first"
+        raise SuaError(f"noise source is '{source}': {what}")
+    return load_noise(path, sess.image_size)
+
+
+def describe_noise(sess: Session, source: str, noise: Noise) -> str:
+    """One line: what this noise is, for the caption of every result."""
+    eps = f"ε {noise.eps * 255:.0f}/255"
+    if source == "shipped":
+        return f"{sess.noise_note} ({eps}, attacker split {noise.meta.get('split_seed', 0)})"
+    steps = noise.meta.get("step")
+    return f"{source} noise ({eps}" + (f", {steps} steps)" if steps else ")")
+
+
+def resolve(engine: Engine, req: Request) -> Look:
+    """Everything the stages share, each looked up once: a bad value in the request fails here, before any model
+    runs, with the sentence that says which."""
+    sess = engine.session(req.model)
+    vanilla, retrain = engine.controls(sess, req.vanilla, req.retrain)
+    noise = choose_noise(sess, req.noise_source, req.noise_file, req.optimised)
+    label = describe_noise(sess, req.noise_source, noise)
+    if req.upload:
+        image, notes = read_image(req.upload)
+        x = engine.prepare(sess, image)
+        return Look(req, sess, vanilla, retrain, noise, label, x, None, UPLOAD_WHO, None, "", notes)
+    pid, photo = person_id(req.person), photo_index(req.photo)
+    x, name = engine.prepare(sess, engine.photo(pid, photo)), f"#{pid} {engine.person(pid).name}"
+    return Look(req, sess, vanilla, retrain, noise, label, x, pid, name, photo, engine.role(pid, noise))
+
+
+def look(engine: Engine, req: Request, stages: tuple[str, ...] = STAGES) -> Iterator[Look]:
+    """The request resolved once, then each stage asked for, in order; the same Look is yielded after each."""
+    unknown = set(stages) - set(STAGES)
+    if unknown:
+        raise UnknownNameError(f"unknown stage {sorted(unknown)[0]!r}; the stages are {', '.join(STAGES)}")
+    out = resolve(engine, req)
+    if "story" in stages or ("verdict" in stages and out.pid is None):  # an upload's verdict reads its story
+        questions = engine.questions(out.pid)
+        if req.question and req.question.strip():
+            questions.append((check_question(req.question), None))
+        controls = (out.vanilla, out.retrain)
+        out.story = engine.story(out.sess, out.x, questions, out.noise, req.denoiser, *controls, out.who)
+        if "story" in stages:
+            yield out
+    if "verdict" in stages:
+        if out.pid is not None:
+            out.verdict = engine.person_verdict(out.sess, out.pid, out.noise, out.vanilla, out.retrain)
+        yield out
+    if "map" in stages:
+        out.points = engine.embedding_map(out.sess, out.noise, req.denoiser, user_image=out.x)
+        yield out
