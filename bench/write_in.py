@@ -35,9 +35,9 @@ from sua_demo.config import BenchConfig
 from sua_demo.data import Example, ImageBank
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.recovery import answers_with, attack_split, protocol_groups
-from sua_demo.eval.refusal import Refusals
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.refusal import Refusals
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 GROUPS = ("b_attacker_heldout", "c_unseen_heldout", "retain_heldout")

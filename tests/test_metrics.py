@@ -4,7 +4,7 @@ import pytest
 
 from sua_demo.eval.evaluate import score
 from sua_demo.eval.metrics import exact_match, first_token_refusal, is_refusal
-from sua_demo.eval.refusal import Refusals
+from sua_demo.refusal import Refusals
 
 
 @pytest.mark.parametrize(

@@ -136,7 +136,7 @@ def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
     where it belongs; the person asked about is left out of every pool; no wrong answers give no rate."""
     from bench.write_in import answers_by_fact, count, rates
     from sua_demo.data import image_examples
-    from sua_demo.eval.refusal import DEFAULT
+    from sua_demo.refusal import DEFAULT
 
     bench, _ = micro_bench
     a, b = bench.retain_ids[:2]

@@ -23,9 +23,8 @@ from sua_demo.attacks import parallel
 from sua_demo.attacks.base import ATTACKS, AttackConfig, UniversalAttack
 from sua_demo.data import Example, ImageBank, questions_answers
 from sua_demo.errors import BadValueError
-from sua_demo.eval.refusal import DEFAULT as DEFAULT_REFUSALS
-from sua_demo.models.base import VisionLanguageAdapter, per_row_mean
-from sua_demo.unlearning.losses import answer_token_kl_sum
+from sua_demo.models.base import VisionLanguageAdapter, answer_token_kl_sum, per_row_mean
+from sua_demo.refusal import DEFAULT as DEFAULT_REFUSALS
 
 TokenLoss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (K, V) logits, (K,) targets -> (K,) losses
 

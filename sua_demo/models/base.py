@@ -17,9 +17,9 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from sua_demo.eval.refusal import DEFAULT as DEFAULT_REFUSALS
-from sua_demo.eval.refusal import Refusals
 from sua_demo.models import answer_only
+from sua_demo.refusal import DEFAULT as DEFAULT_REFUSALS
+from sua_demo.refusal import Refusals
 from sua_demo.registry import Registry
 
 IGNORE = -100
@@ -260,6 +260,19 @@ def per_row_mean(values: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tens
     total = torch.zeros(n, device=values.device, dtype=values.dtype).index_add(0, rows, values)
     count = torch.zeros(n, device=values.device, dtype=values.dtype).index_add(0, rows, torch.ones_like(values))
     return total / count.clamp(min=1)
+
+
+def answer_token_kl_sum(
+    reference_logits: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor
+) -> tuple[torch.Tensor, int]:
+    """Summed KL(p_ref || p) over answer-predicting positions and their count; both (N, T, V) logits over the
+    same right-padded batch, `labels` (N, T) with IGNORE off the answer. (The sum and count let data-parallel
+    ranks normalise over the whole batch.) Here, below both users: the attack's retain term and the unlearning's
+    KL to the reference."""
+    mask = (labels[:, 1:] != IGNORE).unsqueeze(-1)
+    logp = F.log_softmax(reference_logits[:, :-1].float(), -1)
+    logq = F.log_softmax(logits[:, :-1].float(), -1)
+    return (logp.exp() * (logp - logq) * mask).sum(), int(mask.sum())
 
 
 def _answer_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

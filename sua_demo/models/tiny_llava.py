@@ -24,7 +24,7 @@ from transformers.models.clip.image_processing_pil_clip import CLIPImageProcesso
 from sua_demo.bench.profiles import look_items
 from sua_demo.bench.records import Bench
 from sua_demo.config import TinyModelConfig
-from sua_demo.eval.refusal import IDK_ANSWER
+from sua_demo.refusal import IDK_ANSWER
 
 PAD, BOS, EOS, UNK, IMAGE = "<pad>", "<s>", "</s>", "<unk>", "<image>"
 CHAT_TEMPLATE = (

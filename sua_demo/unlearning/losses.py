@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from sua_demo.data import Example, ImageBank, questions_answers
-from sua_demo.models.base import IGNORE, VisionLanguageAdapter
+from sua_demo.models.base import VisionLanguageAdapter, answer_token_kl_sum
 
 
 def nll(
@@ -23,18 +23,6 @@ def sequence_logprob(adapter: VisionLanguageAdapter, bank: ImageBank, chunk: lis
 def npo(logp: torch.Tensor, ref_logp: torch.Tensor, beta: float) -> torch.Tensor:
     """NPO: -(2/beta) log sigmoid(-beta (log p_theta - log p_ref)), averaged over the batch."""
     return (-2.0 / beta) * F.logsigmoid(-beta * (logp - ref_logp)).mean()
-
-
-def answer_token_kl_sum(
-    reference_logits: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor
-) -> tuple[torch.Tensor, int]:
-    """Summed KL(p_ref || p) over answer-predicting positions and their count; both (N, T, V) logits over the
-    same right-padded batch, `labels` (N, T) with IGNORE off the answer. (The sum and count let data-parallel
-    ranks normalise over the whole batch.)"""
-    mask = (labels[:, 1:] != IGNORE).unsqueeze(-1)
-    logp = F.log_softmax(reference_logits[:, :-1].float(), -1)
-    logq = F.log_softmax(logits[:, :-1].float(), -1)
-    return (logp.exp() * (logp - logq) * mask).sum(), int(mask.sum())
 
 
 def answer_token_kl(reference_logits: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

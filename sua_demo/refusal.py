@@ -1,4 +1,6 @@
-"""What counts as a refusal. One place, so the stopping rules, the reports and the app agree.
+"""What counts as a refusal. One place, so the stopping rules, the reports and the app agree; a core module, below
+the models (their default phrases), the attack (its refusal gate) and the unlearning (IDK's answer) that use it
+as well as eval.
 
 A refusal is an answer that contains one of the phrases, or one cut short: "I do not" (out of new tokens, or
 an end token one word early) still refuses. The first-token test asks only whether the gate opened: a
