@@ -22,7 +22,7 @@ from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.models.loading import load_adapter
 from sua_demo.training import finetune
-from sua_demo.unlearning.run import unlearn
+from sua_demo.unlearn import unlearn
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +102,9 @@ def noise_protocol(name: str, splits: list[int] | None = None, studies: bool = T
 
 def write_examples(models_dir: Path, folder: Path, bench_cfg: BenchConfig) -> list[dict]:
     """examples.json: the app's guided examples for the split-0 noise, measured on the saved files."""
+    from sua_demo.analysis.examples import guided_examples
     from sua_demo.attacks import ATTACKS, load_noise
     from sua_demo.data import ImageBank
-    from sua_demo.eval.examples import guided_examples
     from sua_demo.eval.recovery import attack_split
 
     bench = build_bench(bench_cfg)

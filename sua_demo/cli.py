@@ -120,7 +120,7 @@ def cmd_finetune(args: argparse.Namespace) -> None:
 
 def cmd_unlearn(args: argparse.Namespace) -> None:
     from sua_demo.config import UnlearnConfig
-    from sua_demo.unlearning.run import unlearn
+    from sua_demo.unlearn import unlearn
 
     bench, bench_cfg = _bench(args)
     cfg = config_from(args, UnlearnConfig(method=args.method))

@@ -21,6 +21,7 @@ import torch
 from PIL import Image
 
 from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
+from sua_demo.analysis.examples import guided_examples
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.attacks.speed import all_cores, torch_threads
@@ -32,7 +33,6 @@ from sua_demo.data import Example
 from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import BadValueError, SuaError, UnknownNameError
 from sua_demo.eval.evaluate import markdown_table
-from sua_demo.eval.examples import guided_examples
 from sua_demo.eval.person import person_answers, person_examples
 from sua_demo.eval.recovery import (
     RETAIN_PEOPLE,

@@ -10,8 +10,8 @@ from sua_demo.data import ImageBank, image_examples
 from sua_demo.eval.evaluate import eval_groups, evaluate
 from sua_demo.models import load_adapter
 from sua_demo.training import finetune
+from sua_demo.unlearn import criterion, unlearn
 from sua_demo.unlearning import METHODS
-from sua_demo.unlearning.run import criterion, unlearn
 
 
 @pytest.fixture(scope="module")

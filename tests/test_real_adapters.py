@@ -416,7 +416,7 @@ def test_the_researchers_pipeline_runs_on_every_family(family, micro_bench, tmp_
     -> a report: the chain a researcher runs on a real model, on a tiny random one."""
     from sua_demo.config import UnlearnConfig
     from sua_demo.eval.protocol import ProtocolConfig, run_protocol
-    from sua_demo.unlearning.run import unlearn
+    from sua_demo.unlearn import unlearn
 
     name, adapter = family
     bench, bench_cfg = micro_bench

@@ -1,4 +1,8 @@
-"""`sua unlearn`: run a method until its stopping rule holds (forget low enough, retain high enough)."""
+"""`sua unlearn`: run a method until its stopping rule holds (forget low enough, retain high enough).
+
+The runner sits above eval, because its stopping rule is an evaluation; the methods it runs (`unlearning/`) sit
+beside the attacks, below eval.
+"""
 
 from __future__ import annotations
 
