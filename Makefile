@@ -28,6 +28,7 @@ test-slow: install
 
 lint: install
 	$(VENV)/bin/ruff check app.py sua_demo tests bench
+	$(VENV)/bin/lint-imports
 
 # Speed figures (they name the CPU they ran on): the attack step against a reference-style loop and the
 # chip's matmul peak, then the app's waits.

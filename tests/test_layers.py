@@ -1,0 +1,38 @@
+"""The house's layers only point down: the import-linter contract in pyproject.toml holds, and it can fail.
+
+`lint-imports` runs in a child process from the folder it checks, so the second test can point it at a copy of
+the package with one upward import added (inside a function: import-linter sees those too).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """The contract of root/pyproject.toml on root/sua_demo (the child imports the package from `root`)."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo"], cwd=root, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_every_layer_only_imports_the_layers_below_it():
+    run = lint_imports(ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 kept, 0 broken" in run.stdout
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path):
+    shutil.copytree(ROOT / "sua_demo", tmp_path / "sua_demo", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    errors = tmp_path / "sua_demo" / "errors.py"
+    errors.write_text(errors.read_text() + "\n\ndef _upward() -> None:\n    import sua_demo.ui.page  # noqa: F401\n")
+    run = lint_imports(tmp_path)
+    assert run.returncode != 0
+    assert "BROKEN" in run.stdout and "sua_demo.errors -> sua_demo.ui.page" in run.stdout, run.stdout
