@@ -10,55 +10,37 @@ from typing import Any
 import gradio as gr
 
 from sua_demo.request import Request
+from sua_demo.ui import tools
 from sua_demo.ui.gradio_glue import PhotoInput, handler, shown
-from sua_demo.ui.tools import (
-    answer,
-    arm_stop,
-    audit,
-    batch,
-    embedding_map,
-    load_for_page,
-    load_model,
-    optimise,
-    pick_thumbnail,
-    show_page,
-    sources_update,
-    state,
-    stop,
-    verdict,
-)  # fmt: skip
+
+STILL = {"allow_preview": False, "object_fit": "contain"}  # galleries to look at, not to browse
+FILES = {"file_count": "multiple", "interactive": False}  # downloads offered, not uploads asked for
 
 
-# -- layout --------------------------------------------------------------------------------------------------
 def build_app() -> gr.Blocks:
     from sua_demo.config import CHECKPOINTS
     from sua_demo.ui import text
     from sua_demo.ui.about import about_markdown
     from sua_demo.ui.launch import CACHE_SWEEP
-    from sua_demo.ui.noise_source import missing_sources, sources_help
     from sua_demo.ui.session import defaults
 
-    d = defaults(state())
+    d, state = defaults(tools.state()), tools.state
     with gr.Blocks(title=text.TITLE, delete_cache=CACHE_SWEEP) as demo:
         gr.Markdown(f"# {text.TITLE}\n{text.GUIDE}", elem_classes="guide")
         optimised, loaded = gr.State(None), gr.State(d.model)
         with gr.Tab("Attack"):
             with gr.Row(equal_height=True):
-                model = gr.Dropdown(d.models, value=d.model, label="unlearned model", allow_custom_value=True,
-                                    info=text.MODEL_HELP, elem_id="model", scale=2)  # fmt: skip
-                noise_source = gr.Radio(d.sources, value="shipped", label="noise δ", elem_id="source", scale=2,
-                                        info=sources_help(None, None),
-                                        elem_classes=[f"no-{s}" for s in missing_sources(None, None)])  # fmt: skip
+                model = gr.Dropdown(d.models, value=d.model, elem_id="model", scale=2, **text.MODEL_BOX)
+                noise_source = tools.sources_box(d.sources)
                 run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
             message = gr.HTML("", elem_id="message")
-            examples = gr.Dataset(components=[gr.Textbox(visible=False)], samples=[], type="index",
-                                  label=text.EXAMPLES_LABEL, elem_id="examples", samples_per_page=4)  # fmt: skip
+            examples = gr.Dataset(components=[gr.Textbox(visible=False)], type="index", **text.EXAMPLES_BOX)
             with gr.Row():
                 with gr.Column(scale=2, min_width=260):
-                    preview = gr.Gallery(label="the photo", columns=1, height=300, allow_preview=False,
-                                         object_fit="contain", elem_id="preview")  # fmt: skip
-                    person = gr.Dropdown(d.people, value=d.person, label="person", elem_id="person",
-                                         allow_custom_value=True)  # fmt: skip
+                    preview = gr.Gallery(label="the photo", columns=1, height=300, elem_id="preview", **STILL)
+                    person = gr.Dropdown(
+                        d.people, value=d.person, label="person", elem_id="person", allow_custom_value=True
+                    )
                     photo = gr.Slider(0, 6, value=5, step=1, label="photo", info=text.PHOTO_HELP, elem_id="photo")
                 with gr.Column(scale=5, min_width=300):
                     verdict_box = gr.HTML(text.EMPTY, elem_id="verdict")
@@ -68,24 +50,21 @@ def build_app() -> gr.Blocks:
             with gr.Accordion("Choose a person", open=True):
                 gr.HTML("<a href='#verdict' class='skip'>Skip the gallery</a>")
                 role = gr.Radio(d.roles, value=d.roles[0], label="show", elem_id="role-filter")
-                gallery = gr.Gallery(columns=8, height=290, allow_preview=False, object_fit="contain",
-                                     elem_id="people", label="people (click to pick)")  # fmt: skip
+                gallery = gr.Gallery(columns=8, height=290, elem_id="people", label="people (click to pick)", **STILL)
             with gr.Accordion("Your own photo, question, noise file or model", open=False):
                 banner = gr.HTML(elem_id="banner")
-                upload = PhotoInput(type="filepath", sources=["upload", "webcam", "clipboard"], label="your photo",
-                                    elem_id="upload", height=240)  # fmt: skip
-                question = gr.Textbox("", label="your own question (the preset questions are always asked)")
-                noise_file = gr.File(label="a noise .safetensors (source 'uploaded')", file_types=[".safetensors"],
-                                     elem_id="noise-file")  # fmt: skip
+                upload = PhotoInput(type="filepath", sources=["upload", "webcam", "clipboard"], **text.UPLOAD_BOX)
+                question = gr.Textbox("", label=text.QUESTION_LABEL)
+                noise_file = gr.File(file_types=[".safetensors"], elem_id="noise-file", label=text.NOISE_FILE_LABEL)
                 vanilla = gr.Textbox("", label="your model's version before unlearning (folder or Hub id)")
                 retrain = gr.Textbox("", label="your model's retrain control (never saw the forget set)")
             with gr.Accordion("See the noise", open=False):
                 denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser (the denoised column, the map)")
                 slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
-                views = gr.Gallery(label="what δ does", columns=4, height=290, object_fit="contain", elem_id="views")
+                views = gr.Gallery(label="what δ does", columns=4, height=290, elem_id="views", **STILL)
                 gr.Markdown(text.NOISE_HELP)
                 metrics = gr.Dataframe(headers=["metric", "value"], label="how visible is δ", interactive=False)
-                exports = gr.File(label="these answers as CSV and JSON", file_count="multiple", interactive=False)
+                exports = gr.File(label="these answers as CSV and JSON", **FILES)
             with gr.Accordion("Stealth: the embedding map", open=False) as stealth_box:
                 with gr.Row():
                     umap_plot, map_text = gr.Plot(label="embedding map", elem_id="map"), gr.Markdown(elem_id="map-text")
@@ -104,7 +83,7 @@ def build_app() -> gr.Blocks:
                 opt_status = gr.Markdown(state().estimate(d.model, d.steps), elem_id="opt-status")
                 with gr.Row():
                     loss_plot, delta_view = gr.Plot(label="loss"), gr.Image(label="δ so far (amplified)", height=220)
-                download = gr.File(label="the noise: last and lowest-loss δ", file_count="multiple", interactive=False)
+                download = gr.File(label="the noise: last and lowest-loss δ", **FILES)
         with gr.Tab("Batch"):
             gr.Markdown(text.BATCH_HELP)
             batch_btn = gr.Button("Run the protocol", variant="primary")
@@ -119,47 +98,44 @@ def build_app() -> gr.Blocks:
             gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
             gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
 
-        # what each API handler reads; the page reads them all, and its own optimised δ, as one request
+        # what each API handler reads; the page reads all of it, with its own optimised δ, as one Request
         noise_in, image_in = [noise_source, noise_file], [model, person, photo, upload]
         answer_in = [*image_in, question, *noise_in, denoiser, vanilla, retrain]
         verdict_in, map_in = [*image_in, *noise_in, vanilla, retrain], [*image_in, *noise_in, denoiser]
         batch_in, opt_in = [model, *noise_in], [model, eps, steps, opt_denoiser, stealth]
         outputs = [table, note, preview, views, slider, metrics, exports, banner]
-        opt_out = [loss_plot, opt_status, delta_view, download]
-        batch_out = [batch_table, batch_plot, budget_plot, batch_csv]
-        fields = {"model": model, "person": person, "photo": photo, "upload": upload, "question": question,
-                  "noise_source": noise_source, "noise_file": noise_file, "optimised": optimised,
-                  "denoiser": denoiser, "vanilla": vanilla, "retrain": retrain}  # fmt: skip
+        opt_out, batch_out = [loss_plot, opt_status, delta_view, download], [batch_table, batch_plot, budget_plot]
+        batch_out.append(batch_csv)
+        request_in = [*image_in, question, *noise_in, optimised, denoiser, vanilla, retrain]  # Request's order
         blank = (text.WORKING, "", "", None, None, None, None, None, "", None, "")
         quiet = {"api_name": False, "show_progress": "hidden"}
 
         def show(values: dict) -> Any:
             """A page action's one request, built here from what the page holds, and its one call."""
-            yield from show_page(Request(**{name: values[c] for name, c in fields.items()}))
+            yield from tools.show_page(Request(*(values[c] for c in request_in)))
 
         page = shown(handler(show), 11, keep={8: text.NO_RESULT})  # a mistake: the message box, no stale verdict
 
         def apply(event: Any) -> None:
             """Stale results go first; then the answers (fast), the verdict over the photos, the map."""
             event.then(lambda: blank, None, [verdict_box, *outputs, umap_plot, map_text], **quiet).then(
-                page, set(fields.values()), [*outputs, verdict_box, umap_plot, map_text, message], api_name=False
+                page, set(request_in), [*outputs, verdict_box, umap_plot, map_text, message], api_name=False
             )
 
-        clear = lambda: ""  # noqa: E731  (every action starts by taking the last message down)
-        load_in = [model, person, role, loaded]
-        load_out = [model, status, gallery, person, photo, examples, loaded, message]
-        apply(demo.load(load_for_page, load_in, load_out, api_name=False))
-        apply(model.input(load_for_page, load_in, load_out, api_name=False, trigger_mode="always_last"))
+        load_in, load_out = [model, person, role, loaded], [model, status, gallery, person, photo, examples, loaded]
+        for event in (demo.load, model.input):  # a failed load puts the last model back (tools.load_for_page)
+            apply(event(tools.load_for_page, load_in, [*load_out, message], api_name=False, trigger_mode="always_last"))
         pick = shown(handler(lambda m, i: (*state().example(m, i), None)), 3)  # an example: its person and photo
         apply(examples.click(pick, [model, examples], [person, photo, upload, message], api_name=False))
-        apply(gallery.select(shown(pick_thumbnail, 2), [model, role], [person, upload, message], api_name=False))
+        thumb = shown(tools.pick_thumbnail, 2)
+        apply(gallery.select(thumb, [model, role], [person, upload, message], api_name=False))
         for event in (person.input, photo.input):  # a bench person or photo picked: your own photo goes
             apply(event(lambda: (None, ""), None, [upload, message], trigger_mode="always_last", **quiet))
         for event in (noise_source.input, denoiser.input, upload.upload, upload.clear, question.submit, run_btn.click):
-            apply(event(clear, None, message, trigger_mode="always_last", **quiet))
-        uploaded = lambda f, o: (sources_update(f, o, "uploaded"), "")  # noqa: E731
+            apply(event(lambda: "", None, message, trigger_mode="always_last", **quiet))  # the last message goes
+        uploaded = lambda f, o: (tools.sources_update(f, o, "uploaded"), "")  # noqa: E731
         apply(noise_file.upload(uploaded, [noise_file, optimised], [noise_source, message], **quiet))
-        cleared = lambda s, o: (sources_update(None, o, s), "")  # noqa: E731
+        cleared = lambda s, o: (tools.sources_update(None, o, s), "")  # noqa: E731
         apply(noise_file.clear(cleared, [noise_source, optimised], [noise_source, message], **quiet))
         thumbs = shown(handler(lambda m, r: state().thumbs(m, r)), 1)
         role.change(thumbs, [model, role], [gallery, message], api_name=False)
@@ -168,30 +144,35 @@ def build_app() -> gr.Blocks:
         stealth_box.expand(maps, [model, denoiser], stealth_out, api_name=False)
         estimate = shown(handler(lambda m, n: state().estimate(m, n)), 1, at=0)
         steps.release(estimate, [model, steps], opt_status, api_name=False)
-        adopt = lambda files, f: (files[0], sources_update(f, files[0], "optimised"))  # noqa: E731  (the new δ)
-        run = opt_btn.click(arm_stop, None, None, queue=False, api_name=False).then(
-            shown(optimise, 4, at=1), opt_in, opt_out, api_name=False, concurrency_limit=1, concurrency_id="optimise"
+        adopt = lambda files, f: (files[0], tools.sources_update(f, files[0], "optimised"))  # noqa: E731  (new δ)
+        run = opt_btn.click(tools.arm_stop, None, None, queue=False, api_name=False).then(
+            shown(tools.optimise, 4, at=1),
+            opt_in,
+            opt_out,
+            api_name=False,
+            concurrency_limit=1,
+            concurrency_id="optimise",
         )
         run = run.success(adopt, [download, noise_file], [optimised, noise_source], **quiet)
         apply(run.success(None, None, None, js=text.SCROLL_TO_VERDICT, api_name=False))  # its verdict, in view
-        stop_btn.click(stop, None, opt_status, api_name=False, queue=False)
-        audit_tab.select(shown(audit, 2, at=0), [model], [audit_text, audit_plot], api_name=False)
-        live = shown(audit, 2, at=0)
+        stop_btn.click(tools.stop, None, opt_status, api_name=False, queue=False)
+        audit_tab.select(shown(tools.audit, 2, at=0), [model], [audit_text, audit_plot], api_name=False)
+        live = shown(tools.audit, 2, at=0)
         audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, concurrency_id="optimise")
-        batch_btn.click(shown(batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
+        batch_btn.click(shown(tools.batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
 
         # the API and the MCP tools: the same handlers, with the errors a caller expects, on no trigger of the page
         for fn, ins, outs in (
-            (load_model, [model, person, role], [status, gallery, person, photo, examples]),
-            (answer, answer_in, outputs),
-            (verdict, verdict_in, [verdict_box]),
-            (embedding_map, map_in, [umap_plot, map_text]),
-            (optimise, opt_in, opt_out),
-            (audit, [model, audit_person], [audit_text, audit_plot]),
-            (batch, batch_in, batch_out),
+            (tools.load_model, [model, person, role], load_out[1:6]),
+            (tools.answer, answer_in, outputs),
+            (tools.verdict, verdict_in, [verdict_box]),
+            (tools.embedding_map, map_in, [umap_plot, map_text]),
+            (tools.optimise, opt_in, opt_out),
+            (tools.audit, [model, audit_person], [audit_text, audit_plot]),
+            (tools.batch, batch_in, batch_out),
         ):
-            gr.on([], fn, ins, outs, api_name=fn.__name__, concurrency_id="optimise" if fn is optimise else None)
-        gr.on([], stop, None, opt_status, api_name="stop", queue=False)
+            gr.on([], fn, ins, outs, api_name=fn.__name__, concurrency_id="optimise" if fn is tools.optimise else None)
+        gr.on([], tools.stop, None, opt_status, api_name="stop", queue=False)
     return demo
 
 
@@ -202,8 +183,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     serve_pages_on_one_thread()
     demo = build_app()  # first: it times an attack step (to size Optimise), which the warm-up would slow down
-    threading.Thread(target=warm_up, args=(state(),), daemon=True).start()
-    queued(demo).launch(**launch_kwargs(state().scratch.root, args.host, args.port))
+    threading.Thread(target=warm_up, args=(tools.state(),), daemon=True).start()
+    queued(demo).launch(**launch_kwargs(tools.state().scratch.root, args.host, args.port))
 
 
 if __name__ == "__main__":

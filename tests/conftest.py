@@ -49,8 +49,9 @@ def app_url():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     from sua_demo.ui.launch import launch_kwargs, queued
+    from sua_demo.ui.tools import state
 
-    kwargs = {**launch_kwargs(app.state().scratch.root), "server_name": "127.0.0.1", "server_port": port}
+    kwargs = {**launch_kwargs(state().scratch.root), "server_name": "127.0.0.1", "server_port": port}
     demo = queued(app.build_app())
     demo.launch(**kwargs, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/"

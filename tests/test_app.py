@@ -43,7 +43,8 @@ def test_flags_override_the_environments_host_and_port(monkeypatch, tmp_path):
 
 
 def test_app_py_is_layout_and_wiring():
-    assert len((ROOT / "app.py").read_text().splitlines()) <= 250
+    source = (ROOT / "app.py").read_text()
+    assert len(source.splitlines()) <= 200 and "fmt: skip" not in source
 
 
 def test_the_queue_polls_calmly_and_runs_two_jobs():
@@ -58,9 +59,10 @@ def test_the_queue_polls_calmly_and_runs_two_jobs():
 
 @pytest.fixture(scope="module")
 def app():
-    import app as module
+    """The handlers the page, the API and the MCP tools call (sua_demo/ui/tools.py), as `app.py` wires them."""
+    from sua_demo.ui import tools
 
-    return module
+    return tools
 
 
 @pytest.fixture(scope="module")
@@ -250,7 +252,9 @@ def test_the_controls_start_at_the_library_recipe(app):
     from sua_demo.attacks import AttackConfig
 
     recipe = AttackConfig()
-    blocks = [b for b in app.build_app().blocks.values() if isinstance(b, gr.Slider | gr.Dropdown)]
+    import app as page
+
+    blocks = [b for b in page.build_app().blocks.values() if isinstance(b, gr.Slider | gr.Dropdown)]
     values = {b.label: b.value for b in blocks}
     assert values["ε (/255)"] == round(recipe.eps * 255) and values["stealth weight λ"] == recipe.stealth_weight
     assert values["denoiser in the loss"] == recipe.denoiser

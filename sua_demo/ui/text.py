@@ -41,6 +41,11 @@ STORY_DIAGRAM = (
     "answers were still in the model, not written in by δ</div></div>"
 )
 MODEL_HELP = "changing it loads it; a folder or Hub id where the server allows it"
+MODEL_BOX = {"label": "unlearned model", "allow_custom_value": True, "info": MODEL_HELP}
+EXAMPLES_BOX = {"samples": [], "elem_id": "examples", "samples_per_page": 4, "label": EXAMPLES_LABEL}
+UPLOAD_BOX = {"label": "your photo", "elem_id": "upload", "height": 240}
+QUESTION_LABEL = "your own question (the preset questions are always asked)"
+NOISE_FILE_LABEL = "a noise .safetensors (source 'uploaded')"
 PHOTO_HELP = "0–4: train photos · 5–6: held-out photos no training or attack ever used"
 NOISE_HELP = (
     "The amplified δ (×8 for ε 16/255) stretches ±ε onto the full colour range so you can see its pattern. "
