@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-slow lint bench checkpoints noises worlds audits recipes-table clean
+.PHONY: install run demo test test-fast test-slow lint bench checkpoints noises worlds audits recipes-table clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -23,8 +23,12 @@ demo: install
 test: install
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
+# The inner loop: everything but the browser, the served app and the checkpoint sweep (`make test` runs them too).
+test-fast: install
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m 'not slow and not gpu'
+
 test-slow: install
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m slow
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m 'slow and not gpu'
 
 lint: install
 	$(VENV)/bin/ruff check app.py sua_demo tests bench

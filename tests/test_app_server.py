@@ -9,6 +9,8 @@ import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
+pytestmark = pytest.mark.slow  # the served app: `make test-fast` leaves it out
+
 
 @pytest.fixture(scope="module")
 def client(app_url):

@@ -6,7 +6,10 @@ stealth view that reads on its own. Each test saves screenshots under artifacts/
 import pytest
 from test_browser import CHROMIUM, browser, open_page, shot  # noqa: F401  (the module's browser fixture)
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (apt-get install chromium; .ci/run does)")
+pytestmark = [
+    pytest.mark.slow,  # a browser on the served app: `make test-fast` leaves it out
+    pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (apt-get install chromium; .ci/run does)"),
+]
 SIZES = [(1400, 900), (400, 860)]
 ids = [f"{w}x{h}" for w, h in SIZES]
 

@@ -13,6 +13,8 @@ from sua_demo.data import ImageBank, image_examples
 from sua_demo.eval.evaluate import answer, score
 from sua_demo.models import load_adapter
 
+pytestmark = pytest.mark.slow  # every shipped checkpoint: `make test-fast` leaves it out
+
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints" / "tiny-llava"
 NAMES = [r.name for r in RECIPES]
 

@@ -441,6 +441,7 @@ def _answers(url: str) -> bool:
         return False
 
 
+@pytest.mark.slow  # starts `python app.py`: `make test-fast` leaves it out
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path, signum):
     port = _free_port()

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the served app through an MCP client: `make test-fast` leaves it out
+
 pytest.importorskip("mcp")
 
 CALLS = {  # one successful call per tool, with the shipped model and noise; what each result must say
