@@ -161,8 +161,8 @@ def main() -> None:
     args = ap.parse_args()
     from gradio_client import Client
 
-    from sua_demo.attacks.speed import all_cores
     from sua_demo.machine import describe
+    from sua_demo.threads import all_cores
 
     url = f"http://127.0.0.1:{args.port}/"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_PORT": str(args.port)}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -24,7 +23,6 @@ from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
 from sua_demo.analysis.examples import guided_examples
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
-from sua_demo.attacks.speed import all_cores, torch_threads
 from sua_demo.bench import build_bench
 from sua_demo.bench.profiles import IMAGE_QUESTIONS
 from sua_demo.bench.records import Bench, Person
@@ -46,6 +44,7 @@ from sua_demo.eval.recovery import (
 from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
 from sua_demo.images import amplified, heatmap
 from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, Session, SessionCache
+from sua_demo.threads import streaming_on_fresh_thread
 
 __all__ = ["DEFAULT_MODEL", "SHIPPED_MODELS", "Engine", "Session", "Story"]
 MAX_QUESTION_CHARS = 300
@@ -297,40 +296,22 @@ class Engine:
     def optimise_stream(
         self, sess: Session, stop: threading.Event, tick: float | None = None, **kwargs: Any
     ) -> Iterator[tuple[int, float, torch.Tensor] | tuple[Noise, Noise | None] | None]:
-        """`optimise` in a worker thread: yields (step, loss, delta) as they come, then (last, best); with `tick`,
-        None after every `tick` seconds without a step (so a page's clock moves on slow steps too). Closing
-        the generator (a page that went away) sets `stop`, so the worker ends after its current step."""
-        updates: queue.Queue = queue.Queue()
-        result: dict[str, Any] = {}
+        """`optimise` on a fresh thread with every core (threads.py): yields (step, loss, delta) as they come, then
+        (last, best); with `tick`, None after every `tick` seconds without a step (so a page's clock moves on slow
+        steps too). Closing the generator (a page that went away) sets `stop`, so the worker ends after its current
+        step."""
 
-        def on_step(i: int, stats: dict[str, float], delta: torch.Tensor) -> None:
-            updates.put((i, stats["loss"], delta))
+        def run(emit: Callable[[tuple[int, float, torch.Tensor]], None]) -> tuple[Noise, Noise | None]:
+            def on_step(i: int, stats: dict[str, float], delta: torch.Tensor) -> None:
+                emit((i, stats["loss"], delta))
 
-        def work() -> None:
-            try:
-                with torch_threads(all_cores()):  # a fresh thread with every core (attacks/speed.py)
-                    result["noises"] = self.optimise(sess, on_step=on_step, stop=stop, **kwargs)
-            except Exception as err:  # raised again in the caller's thread, not lost in this one
-                result["error"] = err
-            finally:
-                updates.put(None)
+            return self.optimise(sess, on_step=on_step, stop=stop, **kwargs)
 
-        threading.Thread(target=work, daemon=True).start()
         try:
-            while True:
-                try:
-                    item = updates.get(timeout=tick)
-                except queue.Empty:
-                    yield None
-                    continue
-                if item is None:
-                    break
-                yield item
+            noises = yield from streaming_on_fresh_thread(run, tick)
         finally:
             stop.set()
-        if "error" in result:
-            raise result["error"]
-        yield result["noises"]
+        yield noises
 
     # -- the embedding map ----------------------------------------------------------------
     def embedding_map(

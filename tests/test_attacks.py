@@ -437,23 +437,3 @@ def test_answer_only_mlp_leaves_other_threads_alone(micro_adapter, micro_bench):
     torch.testing.assert_close(seen["logits"], full)
     torch.testing.assert_close(pruned[:, -2:], full[:, -2:], atol=1e-5, rtol=1e-5)
     assert not torch.allclose(pruned[:, :-2], full[:, :-2], atol=1e-3)  # elsewhere the last MLP did not run
-
-
-def test_heavy_jobs_run_on_a_fresh_thread_with_every_core_and_pages_on_one():
-    """One live OpenMP team at a time (attacks/speed.py): the caller keeps its one thread, the job gets every core on
-    a thread of its own, and the job's exception comes back to the caller."""
-    import threading
-
-    from sua_demo.attacks.speed import all_cores, on_fresh_thread, torch_threads
-    from sua_demo.errors import BadValueError
-
-    with torch_threads(1):
-        ident, threads = on_fresh_thread(lambda: (threading.get_ident(), torch.get_num_threads()))
-        assert torch.get_num_threads() == 1
-    assert ident != threading.get_ident() and threads == all_cores()
-
-    def fails() -> None:
-        raise BadValueError("from the job")
-
-    with pytest.raises(BadValueError, match="from the job"):
-        on_fresh_thread(fails)

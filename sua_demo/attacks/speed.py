@@ -6,19 +6,15 @@ same adapter goes on to evaluation. Figures behind the defaults: bench/attack_sp
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
+from sua_demo.threads import default_threads
 
 
 def _patch_linear(self: torch.nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
@@ -78,78 +74,6 @@ def _set_attention(model: Any, impl: str) -> None:
     setter = getattr(model, "set_attn_implementation", None)
     if setter is not None:
         setter(impl)
-
-
-# Torch threads in a server. Each OS thread that runs ops on more than one intra-op thread keeps an OpenMP team
-# of its own; a second live team on the same cores halves the attack (IDK, 2 cores: 6.2 steps/s on a second
-# thread against 15 on the thread that loaded the model, bench/app_latency.py). So a server answers pages on one
-# intra-op thread (no team) and runs each heavy job on a fresh thread with every core (`on_fresh_thread`).
-SERVING_THREADS = 1
-
-
-def all_cores() -> int:
-    """The CPUs this process may run on (a container's limit, not the host's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-@contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Torch's intra-op threads for this OS thread, restored on exit."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
-def on_fresh_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """fn(*args, **kwargs) on a new thread with every core, its result or its exception back in the caller."""
-    out: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            with torch_threads(all_cores()):
-                out["value"] = fn(*args, **kwargs)
-        except BaseException as err:  # raised again in the caller's thread, not lost in this one
-            out["error"] = err
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
-
-
-def ticking_on_fresh_thread(fn: Callable[..., T], tick: float, *args: Any, **kwargs: Any) -> Iterator[None]:
-    """`on_fresh_thread`, as a generator that yields None every `tick` seconds while fn runs (so a page can show
-    progress) and returns fn's result: `value = yield from ticking_on_fresh_thread(fn, 1.0, ...)`."""
-    out: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            with torch_threads(all_cores()):
-                out["value"] = fn(*args, **kwargs)
-        except BaseException as err:  # raised again in the caller's thread, not lost in this one
-            out["error"] = err
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    while thread.is_alive():
-        thread.join(tick)
-        if thread.is_alive():
-            yield None
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
-
-
-def default_threads() -> int:
-    """Torch's own choice (one thread per core) for one process; the cores shared out among the processes
-    a launcher started on this machine, or they would oversubscribe the cores and each run slower."""
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    return max(1, (os.cpu_count() or 1) // local) if local > 1 else torch.get_num_threads()
 
 
 @contextmanager

@@ -6,12 +6,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from sua_demo.attacks.speed import ticking_on_fresh_thread
 from sua_demo.audit.base import AUDITS
 from sua_demo.audit.run import METHODS, audit_figure, audit_models, markdown
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.look import person_id
+from sua_demo.threads import ticking_on_fresh_thread
 from sua_demo.ui.pace import WorkClock
 
 NOTE = (

@@ -42,10 +42,10 @@ def handler(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        from sua_demo.attacks.speed import SERVING_THREADS, torch_threads  # torch only once a call comes
+        from sua_demo.threads import SERVING_THREADS, torch_threads  # torch only once a call comes
 
         try:
-            with torch_threads(SERVING_THREADS):  # heavy jobs run on a fresh thread of their own (speed.py)
+            with torch_threads(SERVING_THREADS):  # heavy jobs run on a fresh thread of their own (threads.py)
                 return fn(*args, **kwargs)
         except SuaError as err:
             raise gr.Error(_logged(fn, err), print_exception=False) from None

@@ -124,14 +124,14 @@ def _close_and_exit_handlers() -> None:
 
 def serve_pages_on_one_thread() -> None:
     """Page work runs on one intra-op thread from here on (new threads inherit it); heavy jobs take every core on
-    a fresh thread of their own, so only one OpenMP team is ever live (sua_demo/attacks/speed.py). UMAP's numba
+    a fresh thread of their own, so only one OpenMP team is ever live (sua_demo/threads.py). UMAP's numba
     kernels use OpenMP too: a team left by the embedding map cut Optimise from 15 to 6.4 steps/s."""
     import os
 
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # read when numba is imported, which has not happened yet
     import torch
 
-    from sua_demo.attacks.speed import SERVING_THREADS
+    from sua_demo.threads import SERVING_THREADS
 
     torch.set_num_threads(SERVING_THREADS)
 

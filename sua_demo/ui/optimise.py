@@ -8,9 +8,9 @@ from typing import Any
 
 import torch
 
-from sua_demo.attacks.speed import on_fresh_thread
 from sua_demo.images import amplified, to_pil
 from sua_demo.plots import loss_figure
+from sua_demo.threads import on_fresh_thread
 from sua_demo.ui.pace import RunClock
 
 # The app's default run takes about APP_SECONDS on the machine it runs on: the step time is measured once at start
