@@ -131,7 +131,7 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
         for seed in splits:
             attack = OTHER_ATTACK.get(name, "sua")
             retain = retain_examples if cfg.retain_kl_weight > 0 else None
-            rec = validate(adapter, bank, bench, attack_split(bench, 0.5, seed), cfg, attack, tasks, retain=retain)  # type: ignore[arg-type]
+            rec = validate(adapter, bank, bench, attack_split(bench, seed=seed), cfg, attack, tasks, retain=retain)  # type: ignore[arg-type]
             rows.append({g: {c: rec[c][g]["gen_em"] for c in rec} for g in VAL_GROUPS})
         gains = {g: [100 * (r[g]["delta"] - r[g]["clean"]) for r in rows] for g in VAL_GROUPS}
         out["variants"][name] = {

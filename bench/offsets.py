@@ -158,7 +158,7 @@ def one_split(
     steps: int,
     lr: float,
 ) -> dict[str, Any]:
-    split = attack_split(bench, 0.5, seed)
+    split = attack_split(bench, seed=seed)
     groups = {GROUPS[g]: ex for g, ex in protocol_groups(bench, split, tasks=("gen",)).items() if g in GROUPS}
     kind = "delta_retrain" if name == "retrain" else "delta"
     noise = noise_dir / ("idk" if name == "retrain" else name) / f"{kind}_split{seed}.safetensors"

@@ -45,7 +45,7 @@ def em(adapter, examples: list[Example], answers: list[str]) -> float:  # type: 
 
 
 def one_split(adapter, bank: ImageBank, bench, name: str, seed: int, kind: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    split = attack_split(bench, 0.5, seed)
+    split = attack_split(bench, seed=seed)
     recipe = replace(AttackConfig(precision=SHIPPED_PRECISION), seed=seed)
     own = image_examples(bench, split.attacker_ids, "train", GEN)
     held = image_examples(bench, split.attacker_ids, "heldout", GEN)

@@ -94,7 +94,7 @@ def one_split(
     adapter: VisionLanguageAdapter, bank: ImageBank, bench: Bench, noises: Path, seed: int
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Counts per row (group, and its name question alone), clean and with the split's δ."""
-    split = attack_split(bench, 0.5, seed)
+    split = attack_split(bench, seed=seed)
     noise = load_noise(noises / f"delta_split{seed}.safetensors")
     assert noise.meta.get("split_seed") == seed, "the shipped δ of another split"
     pools = {"attacker": split.attacker_ids, "unseen": split.unseen_ids, "retain": list(bench.retain_ids)}

@@ -111,7 +111,7 @@ def write_examples(models_dir: Path, folder: Path, bench_cfg: BenchConfig) -> li
     noise = load_noise(folder / "delta_split0.safetensors")
     unl, ret = load_adapter(models_dir / folder.name), load_adapter(models_dir / "retrain")
     rand = ATTACKS.get("random")(unl, AttackConfig(eps=noise.eps)).run(ImageBank(bench, unl), [], progress=False)
-    split = attack_split(bench, 0.5, int(noise.meta["split_seed"]))
+    split = attack_split(bench, seed=int(noise.meta["split_seed"]))
     found = guided_examples(bench, split, (unl, ImageBank(bench, unl)), noise, rand, (ret, ImageBank(bench, ret)))
     write_json(folder / "examples.json", {"noise": "delta_split0.safetensors", "examples": found})
     return found

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 
 from sua_demo.eval.metrics import exact_match
 
-CONDITIONS = ("vanilla", "clean", "delta", "random", "retrain_delta")
-
 
 @dataclass
 class Verdict:

@@ -89,7 +89,7 @@ def audit_models(
     for seed in splits:
         path = Path(noise_dir) / f"delta_split{seed}.safetensors" if noise_dir else None
         noise = load_noise(path, models["unlearned"][0].image_size) if path and path.is_file() else None
-        ctx = AuditContext(bench, models, attack_split(bench, 0.5, seed), noise, people=people, quick=quick)
+        ctx = AuditContext(bench, models, attack_split(bench, seed=seed), noise, people=people, quick=quick)
         groups = groups or {str(e.person_id): ctx.group_of(e.person_id) for e in ctx.asked()}
         for name in methods:
             if name not in ("sua", "random_noise") or noise is not None:  # else no delta was shipped for this split

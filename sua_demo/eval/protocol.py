@@ -27,6 +27,7 @@ from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import Scores, answer, score
 from sua_demo.eval.recovery import (
+    ATTACKER_FRACTION,
     FIT_TASKS,
     GROUPS,
     RETAIN_PEOPLE,
@@ -51,7 +52,7 @@ class ProtocolConfig:
     attack: AttackConfig = field(default_factory=AttackConfig)
     attack_tasks: tuple[Task, ...] = FIT_TASKS  # the tasks delta is fitted on (every task is measured)
     splits: list[int] = field(default_factory=lambda: [0, 1, 2])  # >= 3 attacker/unseen splits for a mean +- sd
-    attacker_fraction: float = 0.5
+    attacker_fraction: float = ATTACKER_FRACTION
     retain_people: int = RETAIN_PEOPLE
     extras: bool = True  # every split: SUA without the stealth term; first split: per-image PGD on both models
     budgets: tuple[float, ...] = ()  # eps (/255) of the budget curves, on the first `study_splits` splits

@@ -27,6 +27,11 @@ RETAIN_PEOPLE = 30  # retain people measured for collateral damage (and the atta
 GROUPS = ("a_attacker_images", "b_attacker_heldout", "c_unseen_train", "c_unseen_heldout", "retain_heldout")
 
 
+# Half of the forget people are the attacker's (δ is fitted on their train photos), half are unseen by δ: enough
+# people on each side for a figure with a spread over splits (the paper's code splits MLLMU-Bench's forget set too).
+ATTACKER_FRACTION = 0.5
+
+
 @dataclass(frozen=True)
 class AttackSplit:
     attacker_ids: list[int]  # forget people whose train photos delta is optimised on
@@ -34,7 +39,7 @@ class AttackSplit:
     seed: int
 
 
-def attack_split(bench: Bench, attacker_fraction: float = 0.5, seed: int = 0) -> AttackSplit:
+def attack_split(bench: Bench, attacker_fraction: float = ATTACKER_FRACTION, seed: int = 0) -> AttackSplit:
     forget = list(bench.forget_ids)
     if len(forget) < 2:
         raise BadValueError("the protocol needs at least two forget people (attacker's and unseen)")

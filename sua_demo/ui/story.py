@@ -11,16 +11,11 @@ import html
 
 from sua_demo.analysis.answers import fold, mark
 from sua_demo.analysis.verdict import Verdict
-from sua_demo.engine import Story
+from sua_demo.engine import COLUMNS, Story
 
-COLUMN_TITLES = {
-    "vanilla": "before unlearning",
-    "clean": "unlearned, clean",
-    "delta": "unlearned + δ",
-    "random": "unlearned + random noise (same ε)",
-    "retrain_delta": "retrain control + δ",
-    "denoised": "unlearned + δ, denoised",
-}
+TITLES = ("before unlearning", "unlearned, clean", "unlearned + δ", "unlearned + random noise (same ε)",
+          "retrain control + δ", "unlearned + δ, denoised")  # fmt: skip
+COLUMN_TITLES = dict(zip(COLUMNS, TITLES, strict=True))  # the story's conditions are named once, in the engine
 MARK_CLASS = {"✓": "ok", "✗": "wrong", "refused": "refused", "": "plain"}
 NOT_AVAILABLE = "not available: name a model for this column"
 
