@@ -3,6 +3,8 @@ messages stay, greyed-out noise sources say why, Optimise shows its pace and lan
 results carry their own reading, the tables fit a phone, a typed photo number applies, the story diagram, and a
 stealth view that reads on its own. Each test saves screenshots under artifacts/ (issue 26)."""
 
+from contextlib import contextmanager
+
 import pytest
 from test_browser import CHROMIUM, browser, open_page, shot  # noqa: F401  (the module's browser fixture)
 
@@ -11,6 +13,18 @@ pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (apt-get install chromium; .ci/run does)"),
 ]
 SIZES = [(1400, 900), (400, 860)]
+
+
+@contextmanager
+def visit(browser, app_url, width, height):  # noqa: F811
+    """A page at this size on the first example's verdict, closed whatever the test found."""
+    page = open_page(browser, app_url, width, height)
+    try:
+        yield page
+    finally:
+        page.close()
+
+
 ids = [f"{w}x{h}" for w, h in SIZES]
 
 
@@ -18,8 +32,7 @@ ids = [f"{w}x{h}" for w, h in SIZES]
 def test_a_failed_load_says_why_and_the_page_stays_on_the_last_model(browser, app_url, size):  # noqa: F811
     from playwright.sync_api import expect
 
-    page = open_page(browser, app_url, *size)
-    try:
+    with visit(browser, app_url, *size) as page:
         person = page.locator("#person input").input_value()
         headline = page.locator("#verdict .headline").inner_text()
         page.locator("#model input").fill("no_such_model")
@@ -38,13 +51,10 @@ def test_a_failed_load_says_why_and_the_page_stays_on_the_last_model(browser, ap
         expect(message).to_be_visible()
         page.get_by_role("button", name="Apply δ and compare").click()  # the next action takes it down
         expect(page.locator("#message .message")).to_have_count(0, timeout=30_000)
-    finally:
-        page.close()
 
 
 def test_sources_with_nothing_yet_are_greyed_out_and_say_what_they_need(browser, app_url):  # noqa: F811
-    page = open_page(browser, app_url, 1400, 900)
-    try:
+    with visit(browser, app_url, 1400, 900) as page:
         styles = page.evaluate(
             """() => ['uploaded', 'optimised'].map(v => {
                 const label = document.querySelector(`#source input[value=${v}]`).closest('label');
@@ -54,15 +64,12 @@ def test_sources_with_nothing_yet_are_greyed_out_and_say_what_they_need(browser,
         info = page.locator("#source").inner_text()
         assert "'uploaded' needs a noise file" in info and "'optimised' needs a run" in info, info
         shot(page, "sources_greyed_out.png")
-    finally:
-        page.close()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_the_results_read_themselves(browser, app_url, size):  # noqa: F811
     """A sentence draws the conclusion under the headline; a legend says what δ, unseen, retrain and denoised mean."""
-    page = open_page(browser, app_url, *size)
-    try:
+    with visit(browser, app_url, *size) as page:
         reading = page.locator("#verdict .reading").inner_text()
         assert "more than the best control" in reading or "nothing back" in reading or "controls" in reading, reading
         legend = page.locator("#legend").inner_text()
@@ -71,15 +78,12 @@ def test_the_results_read_themselves(browser, app_url, size):  # noqa: F811
         chip = page.locator("#examples").inner_text()
         assert "brings back" in chip and "controls" in chip, "the chips read the headline's measure"
         shot(page, f"reading_{size[0]}.png")
-    finally:
-        page.close()
 
 
 def test_a_retain_person_reads_as_damage_or_no_change(browser, app_url):  # noqa: F811
     from playwright.sync_api import expect
 
-    page = open_page(browser, app_url, 1400, 900)
-    try:
+    with visit(browser, app_url, 1400, 900) as page:
         page.locator("#role-filter").get_by_text("retain", exact=True).click()
         page.wait_for_timeout(1500)
         page.locator("#people button.thumbnail-item").first.click()
@@ -87,29 +91,23 @@ def test_a_retain_person_reads_as_damage_or_no_change(browser, app_url):  # noqa
         assert "retain person" in page.locator("#verdict .reading").inner_text()
         assert "brought back" not in page.locator("#verdict .headline").inner_text()
         shot(page, "retain_person.png")
-    finally:
-        page.close()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_a_typed_photo_number_applies(browser, app_url, size):  # noqa: F811
     from playwright.sync_api import expect
 
-    page = open_page(browser, app_url, *size)
-    try:
+    with visit(browser, app_url, *size) as page:
         box = page.locator("#photo input[type=number]")
         box.fill("3")
         box.press("Enter")
         expect(page.locator("#preview")).to_contain_text("photo 3", timeout=60_000)
         expect(page.locator("#note")).to_contain_text("photo 3", timeout=60_000)
         shot(page, f"typed_photo_{size[0]}.png")
-    finally:
-        page.close()
 
 
 def test_on_a_phone_the_answers_scroll_with_the_questions_fixed_and_tables_read_whole(browser, app_url):  # noqa: F811
-    page = open_page(browser, app_url, 400, 860)
-    try:
+    with visit(browser, app_url, 400, 860) as page:
         page.locator("#answers").scroll_into_view_if_needed()
         assert page.locator(".scroll-hint").is_visible(), "a phone is told the table scrolls"
         before = page.evaluate(
@@ -147,14 +145,11 @@ def test_on_a_phone_the_answers_scroll_with_the_questions_fixed_and_tables_read_
             )
             assert not broken, f"{tab}: cells that break words: {broken[:5]}"
             shot(page, f"phone_{tab.lower()}.png")
-    finally:
-        page.close()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_the_story_diagram(browser, app_url, size):  # noqa: F811
-    page = open_page(browser, app_url, *size)
-    try:
+    with visit(browser, app_url, *size) as page:
         page.get_by_role("tab", name="About").click()
         diagram = page.locator("#story-diagram .story-flow")
         diagram.wait_for(timeout=30_000)
@@ -165,16 +160,13 @@ def test_the_story_diagram(browser, app_url, size):  # noqa: F811
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= size[0] + 1, "the diagram fits the screen"
         shot(page, f"story_diagram_{size[0]}.png")
-    finally:
-        page.close()
 
 
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_the_stealth_view_reads_on_its_own(browser, app_url, size):  # noqa: F811
     from playwright.sync_api import expect
 
-    page = open_page(browser, app_url, *size)
-    try:
+    with visit(browser, app_url, *size) as page:
         person = page.locator("#person input").input_value().split(" (")[0]  # '#51 Wren Carrow'
         page.get_by_text("Stealth: the embedding map").click()
         expect(page.locator("#map-text")).to_contain_text(person, timeout=90_000)
@@ -184,15 +176,12 @@ def test_the_stealth_view_reads_on_its_own(browser, app_url, size):  # noqa: F81
         shot(page, f"stealth_map_{size[0]}.png")
         page.locator("#stealthy-map").scroll_into_view_if_needed()
         shot(page, f"stealth_compare_{size[0]}.png")
-    finally:
-        page.close()
 
 
 def test_optimise_shows_its_pace_and_lands_its_verdict_in_view(browser, app_url):  # noqa: F811
     from playwright.sync_api import expect
 
-    page = open_page(browser, app_url, 1400, 900)
-    try:
+    with visit(browser, app_url, 1400, 900) as page:
         page.get_by_text("Optimise a noise now").click()
         assert "once it runs, the time left comes from the run's own steps" in page.locator("#opt-status").inner_text()
         slider = page.locator("#opt-steps input[type=number]")
@@ -207,5 +196,3 @@ def test_optimise_shows_its_pace_and_lands_its_verdict_in_view(browser, app_url)
         box = page.locator("#verdict").bounding_box()
         assert box is not None and -5 <= box["y"] < 800, f"the new verdict is in view: {box}"
         shot(page, "optimise_done_verdict.png")
-    finally:
-        page.close()

@@ -441,6 +441,19 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _stopped(proc: subprocess.Popen, signum: int) -> tuple[float, int]:
+    """Send `signum`, wait for the exit: (seconds it took, exit code); a process still there is killed."""
+    try:
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        code = proc.wait(timeout=10)
+        return time.monotonic() - sent, code
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.slow  # starts `python app.py`: `make test-fast` leaves it out
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path, signum):
@@ -458,15 +471,12 @@ def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path, s
             assert time.monotonic() < deadline, "the app did not answer in time"
             time.sleep(0.5)
         assert list(tmp_path.glob("sua_lab_*")), "the app keeps its downloads in a scratch folder under TMPDIR"
-        sent = time.monotonic()
-        proc.send_signal(signum)
-        proc.wait(timeout=10)
-        took = time.monotonic() - sent
+    except BaseException:
+        proc.kill()
+        raise
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         log.close()
+    took, _ = _stopped(proc, signum)
     assert took < 2.0, f"{signum!r}: exited after {took:.2f} s"
     assert not list(tmp_path.glob("sua_lab_*")), (tmp_path / "server.log").read_text()[-3000:]
 
@@ -487,16 +497,8 @@ while True:  # as Gradio's launch blocks the main thread
 def test_a_stop_signal_ends_a_process_that_a_worker_would_hold_and_runs_its_exit_handlers(tmp_path, signum):
     marker = tmp_path / "cleaned"
     proc = subprocess.Popen([sys.executable, "-c", HUNG, str(marker)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        sent = time.monotonic()
-        proc.send_signal(signum)
-        code = proc.wait(timeout=10)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert proc.stdout.readline().strip() == "ready"
+    took, code = _stopped(proc, signum)
     assert took < 2.0 and code == 128 + signum and marker.read_text() == "cleaned", (took, code)
 
 
@@ -519,14 +521,6 @@ def test_a_slow_exit_handler_neither_delays_the_stop_nor_keeps_the_scratch(tmp_p
     proc = subprocess.Popen(
         [sys.executable, "-c", SLOW_EXIT, str(scratch)], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert proc.stdout.readline().strip() == "ready"
+    took, _ = _stopped(proc, signal.SIGTERM)
     assert took < 2.0 and not scratch.exists(), took
