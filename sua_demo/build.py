@@ -40,7 +40,7 @@ class Recipe:
 # so `make checkpoints` and `make noises` rebuild the same recipe anywhere.
 SHIPPED_PRECISION = "fp32"
 
-# The two demo models are full-parameter GradDiff and IDK (README, "The embedded default"); GA, KL and NPO
+# The two demo models are full-parameter GradDiff and IDK (docs/world.md); GA, KL and NPO
 # ship as LoRA adapters on the language model, which keeps checkpoints/ small. They run their full
 # step budget at a high lr on purpose: they show the over-unlearned regime (nothing hidden is left).
 RECIPES: tuple[Recipe, ...] = (
@@ -76,7 +76,7 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
     return report
 
 
-# Pretrained noises: one per shipped unlearned model, each with its recovery report (README, "Attack and evaluation").
+# Pretrained noises: one per shipped unlearned model, each with its recovery report (docs/findings.md).
 NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
 # The two demo models get 6 attacker/unseen splits: which people fall on which side moves a split's gain by
 # +-4 to 6 points, so 3 splits could not tell a target from its neighbours. The over-unlearned LoRA models get 1.

@@ -26,7 +26,7 @@ class BenchConfig:
     train_photos: int = 5  # the rest are held out: no training ever sees them
     # MLLMU-Bench's forget_15 split: 15 forget people, so an attacker split of half has 8, as in the feasibility
     # world. At forget_10 no attack variant lifted GradDiff past +17 on the attacker people's held-out photos;
-    # the forget_15 GradDiff model gives +23 (README, "Why 15 forget people").
+    # the forget_15 GradDiff model gives +23 (docs/world.md, the bench: why MLLMU-Bench's forget_15 split).
     forget_fraction: float = 0.15
     image_size: int = 128  # rendered size; the processor resizes to the model's input
     seed: int = 0

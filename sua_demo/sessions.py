@@ -23,7 +23,7 @@ from sua_demo.errors import SuaError
 from sua_demo.models import VisionLanguageAdapter, load_adapter
 
 SHIPPED_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "vanilla", "retrain")
-DEFAULT_MODEL = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (README)
+DEFAULT_MODEL = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (docs/findings.md)
 NOISE_FALLBACK = "idk"  # vanilla and the retrain control get the IDK noise: the "same delta" control
 MAX_NAME_CHARS = 200
 ALLOW_ENV = "SUA_ALLOW_MODELS"
