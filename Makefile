@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-fast test-slow lint bench checkpoints noises worlds audits recipes-table clean
+.PHONY: install run demo test test-fast test-slow lint benchmarks checkpoints noises worlds audits recipes-table clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,14 +31,14 @@ test-slow: install
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m 'slow and not gpu'
 
 lint: install
-	$(VENV)/bin/ruff check app.py sua_demo tests bench
+	$(VENV)/bin/ruff check app.py sua_demo tests benchmarks studies
 	$(VENV)/bin/lint-imports
 
 # Speed figures (they name the CPU they ran on): the attack step against a reference-style loop and the
 # chip's matmul peak, then the app's waits.
-bench: install
-	HF_HUB_OFFLINE=1 $(PY) bench/attack_speed.py
-	HF_HUB_OFFLINE=1 $(PY) bench/app_latency.py
+benchmarks: install
+	HF_HUB_OFFLINE=1 $(PY) benchmarks/attack_speed.py
+	HF_HUB_OFFLINE=1 $(PY) benchmarks/app_latency.py
 
 # The two fine-tunes run side by side on one thread each (as the shipped files were built: ~20 min on
 # 2 cores, and a thread count is part of what makes float results repeat); the unlearning starts from vanilla.
@@ -59,11 +59,11 @@ noises: install
 worlds: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-worlds --seeds 1 2 3 --root runs/worlds --noise checkpoints/noise
 
-# The recipe's attacker-side validation: run files from `bench/attack_recipes.py --model M --variants ... --out`
+# The recipe's attacker-side validation: run files from `studies/attack_recipes.py --model M --variants ... --out`
 # (hours on 2 cores, on world 0's models) in checkpoints/noise/recipes/, and their table.
 R := checkpoints/noise/recipes
 recipes-table: install
-	$(VENV)/bin/python bench/attack_recipes.py --summarise $(R)/idk.json $(R)/idk_eot.json $(R)/idk_eot2.json \
+	$(VENV)/bin/python studies/attack_recipes.py --summarise $(R)/idk.json $(R)/idk_eot.json $(R)/idk_eot2.json \
 	    $(R)/idk_momentum.json $(R)/idk_block.json $(R)/idk_retain.json $(R)/idk_gate.json $(R)/idk_frame.json \
 	    $(R)/grad_diff.json $(R)/grad_diff_momentum.json $(R)/grad_diff_block.json $(R)/grad_diff_retain.json \
 	    $(R)/grad_diff_gate.json $(R)/grad_diff_steps1000.json > checkpoints/noise/recipes.md

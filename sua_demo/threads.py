@@ -2,7 +2,7 @@
 
 Each OS thread that runs ops on more than one intra-op thread keeps an OpenMP team of its own; a second live team
 on the same cores halves the attack (IDK, 2 cores: 6.2 steps/s on a second thread against 15 on the thread that
-loaded the model, bench/app_latency.py). So a server answers pages on one intra-op thread (no team) and runs each
+loaded the model, benchmarks/app_latency.py). So a server answers pages on one intra-op thread (no team) and runs each
 heavy job on a fresh thread with every core (`on_fresh_thread`, or `streaming_on_fresh_thread` for a job that
 reports as it goes).
 """

@@ -199,10 +199,10 @@ def test_no_shipped_report_names_this_machines_folders():
 
 def test_the_recipe_table_is_what_its_shipped_run_files_give():
     """`make recipes-table` is the only writer of recipes.md: the table and its ranking follow the run files."""
-    from bench.attack_recipes import summarise
+    from sua_demo.analysis.recipes import recipe_table
 
     make = (ROOT.parent.parent / "Makefile").read_text()
     files = re.findall(r"\$\(R\)/(\w+\.json)", make.split("recipes-table:")[1].split("\n\n")[0])
     assert files and all((NOISE_ROOT / "recipes" / f).is_file() for f in files)
-    expected = summarise([str(NOISE_ROOT / "recipes" / f) for f in files])
+    expected = recipe_table([str(NOISE_ROOT / "recipes" / f) for f in files])
     assert (NOISE_ROOT / "recipes.md").read_text() == expected

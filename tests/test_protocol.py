@@ -132,9 +132,10 @@ def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
 
 
 def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
-    """bench/write_in.py: a refusal, a right answer, another person's answer and a made-up one, each counted
-    where it belongs; the person asked about is left out of every pool; no wrong answers give no rate."""
-    from bench.write_in import answers_by_fact, count, rates
+    """The write-in study's counting (sua_demo/analysis/write_in.py): a refusal, a right answer, another person's
+    answer and a made-up one, each counted where it belongs; the person asked about is left out of every pool; no
+    wrong answers give no rate."""
+    from sua_demo.analysis.write_in import answers_by_fact, count, rates
     from sua_demo.data import image_examples
     from sua_demo.refusal import DEFAULT
 

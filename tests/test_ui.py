@@ -218,7 +218,7 @@ def test_an_upload_is_shown_with_the_banner(engine, tmp_path):
 
 
 def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(tmp_path):
-    from sua_demo.ui.about import CEILING_RUNS, about_markdown, ceiling_figures
+    from sua_demo.ui.about import about_markdown, ceiling_figures
 
     def world(c_input: float, c_output: float, retrain_output: float) -> dict:
         def split(inp, out):
@@ -234,8 +234,12 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
         }
 
     assert ceiling_figures(tmp_path) == ""
-    (tmp_path / CEILING_RUNS[0]).write_text(json.dumps(world(4.0, 40.0, 1.0)))
-    (tmp_path / CEILING_RUNS[1]).write_text(json.dumps(world(8.0, 60.0, -3.0)))
+    runs = ["offsets/a.json", "offsets/b.json", "offsets/missing.json"]
+    (tmp_path / "manifest.json").write_text(json.dumps({"studies": {"offsets": {"ceiling": runs}}}))
+    assert ceiling_figures(tmp_path) == "", "a manifest whose files are absent quotes nothing"
+    (tmp_path / "offsets").mkdir()
+    (tmp_path / runs[0]).write_text(json.dumps(world(4.0, 40.0, 1.0)))
+    (tmp_path / runs[1]).write_text(json.dumps(world(8.0, 60.0, -3.0)))
     text = ceiling_figures(tmp_path)
     assert "**+7.0**" in text and "**+50.0**" in text and "gains -1.0:" in text and "2 worlds, 2 splits each" in text
     shipped = about_markdown(ROOT / "checkpoints" / "noise")

@@ -1,7 +1,7 @@
 """How the attack loop runs fast, kept apart from what it computes: precision, kernels, threads, compile.
 
 Every setting here changes speed, never the objective; `attack_mode` undoes them all on exit, because the
-same adapter goes on to evaluation. Figures behind the defaults: bench/attack_speed.py.
+same adapter goes on to evaluation. Figures behind the defaults: benchmarks/attack_speed.py.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _patchify_convs(model: torch.nn.Module) -> list[torch.nn.Conv2d]:
 
 # Eager attention beats the fused CPU kernel on short sequences and loses on long ones. fp32, 2 threads, AMD EPYC
 # (AVX2), forward + input backward at batch 32, 4 heads of 32: eager/SDPA 0.88-1.07 at 17-64 keys, 1.25 at 128,
-# 2.8 at 256; in the whole IDK step, eager was 4-12 % faster (bench/README.md). Past this many image tokens the
+# 2.8 at 256; in the whole IDK step, eager was 4-12 % faster (benchmarks/README.md). Past this many image tokens the
 # fused kernel stays (LLaVA-1.5 has 577, where eager would also keep an L x L matrix per head for the backward).
 EAGER_MAX_IMAGE_TOKENS = 64
 

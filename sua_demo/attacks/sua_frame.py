@@ -2,7 +2,7 @@
 
 The universal delta's gain stops at +8 to +13 on forget people it never saw, whatever the budget (the
 budget curves in checkpoints/noise/idk/report.md are flat in c from 8/255 to 32/255), and the write-in study
-(bench/write_in.py) found the answers it opens there to be recognition errors: one pattern added over every
+(studies/write_in.py) found the answers it opens there to be recognition errors: one pattern added over every
 face changes the features the model tells people apart by. An adversarial frame (Zajac et al., 2019) leaves
 the centre's pixels as they were, so the face the centre shows reaches the model unchanged, and the frame's
 patches can carry the part of delta that opens the refusal gate. delta starts masked and each step moves

@@ -19,7 +19,7 @@ from sua_demo.eval.evaluate import Scores, answer, score
 from sua_demo.models.base import VisionLanguageAdapter
 
 TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
-# delta is fitted on generation questions only: on the attacker's validation split (bench/attack_recipes.py)
+# delta is fitted on generation questions only: on the attacker's validation split (studies/attack_recipes.py)
 # that fitted and transferred better than all three tasks, and every task is still measured.
 FIT_TASKS: tuple[Task, ...] = ("gen",)
 RETAIN_PEOPLE = 30  # retain people measured for collateral damage (and the attacker's retain-KL data): enough for

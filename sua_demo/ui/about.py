@@ -71,8 +71,14 @@ def shipped_figures(noise_root: Path) -> str:
     return "\n".join(parts)
 
 
-# the offsets study's converged fits, one file a world (checkpoints/studies/offsets, bench/offsets.py)
-CEILING_RUNS = ("offsets_lr0.2.json", "offsets_seed1.json", "offsets_seed2.json")
+def study_files(studies: Path, study: str, key: str = "files") -> list[Path]:
+    """The result files a study's entry in checkpoints/studies/manifest.json names, that exist: the page quotes a
+    study only through its manifest, so moving or adding a run is one line there, not a change of code."""
+    manifest = studies / "manifest.json"
+    if not manifest.is_file():
+        return []
+    names = json.loads(manifest.read_text()).get("studies", {}).get(study, {}).get(key, [])
+    return [studies / n for n in names if (studies / n).is_file()]
 
 
 def _unseen_gain(runs: list[dict[str, Any]], model: str, cond: str) -> float:
@@ -86,8 +92,9 @@ def _unseen_gain(runs: list[dict[str, Any]], model: str, cond: str) -> float:
 
 
 def ceiling_figures(studies: Path) -> str:
-    """Why δ brings unseen people back so little, from the offsets study's files (empty where they are absent)."""
-    runs = [json.loads((studies / f).read_text()) for f in CEILING_RUNS if (studies / f).is_file()]
+    """Why δ brings unseen people back so little, from the offsets study's converged fits, one file a world (the
+    manifest's "ceiling"; empty where they are absent)."""
+    runs = [json.loads(f.read_text()) for f in study_files(studies, "offsets", "ceiling")]
     if not runs:
         return ""
     idk_in, idk_out = _unseen_gain(runs, "idk", "offset_input"), _unseen_gain(runs, "idk", "offset_output")
@@ -104,5 +111,5 @@ the forgotten facts are still in the weights, behind the vision tower, mostly ou
 
 
 def about_markdown(noise_root: Path) -> str:
-    studies = noise_root.parent / "studies" / "offsets"
+    studies = noise_root.parent / "studies"
     return "\n".join([INTRO, shipped_figures(noise_root), ceiling_figures(studies), ETHICS])

@@ -2,7 +2,7 @@
 
 Launches `python app.py` as a user would (embedded default, CPU), then drives it with gradio_client.
 
-    .venv/bin/python bench/app_latency.py [--port 7870]
+    .venv/bin/python benchmarks/app_latency.py [--port 7870]
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ protocol's attacker splits; the universal δ is the shipped one of each split. W
 fitted on the retrain control instead (the universal one is the shipped δ optimised on it): how much each
 scope writes in by itself, the ceiling to read the others against.
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/universality.py --model idk --splits 0 1 2 \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/universality.py --model idk --splits 0 1 2 \\
       --out checkpoints/studies/universality/idk.json
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/universality.py --model idk --on retrain \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/universality.py --model idk --on retrain \\
       --out checkpoints/studies/universality/retrain.json
 """
 

@@ -15,7 +15,7 @@ shared, so every figure is the best of interleaved rounds. It first names the ma
 that decide bf16 speed, oneDNN's own bf16 answer) and ends with one line a script can read:
 `ratio default/reference: X`, the default being precision="auto" as this machine resolves it. Usage:
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/attack_speed.py [--batch 32] [--beta 0] [--rounds 3]
+  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/attack_speed.py [--batch 32] [--beta 0] [--rounds 3]
 """
 
 from __future__ import annotations

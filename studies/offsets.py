@@ -10,20 +10,20 @@ What v brings back on groups a, b, c and retain sits beside the shipped delta's;
 the retrain control say how much v writes in by itself. A study, not a recipe: groups b and c are read to
 measure a ceiling, nothing is chosen by them. tiny-llava only (the hooks are on LLaVA-CLIP module names).
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --models idk grad_diff retrain --splits 0 1 2 3 4 5 \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --models idk grad_diff retrain --splits 0 1 2 3 4 5 \\
       --out checkpoints/studies/offsets/offsets.json
 
 `--bench-seed S` reads another world built by `make worlds` (models under runs/worlds/seedS; that world's noises
 are set beside the offsets where they were built); `--steps` and `--lr` fit longer or harder, to see whether a
 ceiling is the fit's rather than the site's:
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --bench-seed 1 --models idk grad_diff retrain \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --bench-seed 1 --models idk grad_diff retrain \\
       --out checkpoints/studies/offsets/offsets_seed1.json
 
 `--sites` puts offsets in between too (after the tower's first LayerNorm, after each vision layer), to find
 where in the tower universality stops:
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/offsets.py --models idk --splits 0 1 2 \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --models idk --splits 0 1 2 \\
       --sites pre_norm layer1 layer2 layer3 --out checkpoints/studies/offsets/offsets_layers.json
 """
 

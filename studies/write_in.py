@@ -11,9 +11,9 @@ bench person's answer to that question at all (a real name, town, job), not a ga
 
 Generation questions, fp32; the shipped world and noises, or another world's (`make worlds` builds them).
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/write_in.py --models idk grad_diff --splits 0 1 2 3 4 5 \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/write_in.py --models idk grad_diff --splits 0 1 2 3 4 5 \\
       --out checkpoints/studies/write_in/write_in.json
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/write_in.py --world runs/worlds/seed1 --bench-seed 1 --splits 0 1 2 \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/write_in.py --world runs/worlds/seed1 --bench-seed 1 --splits 0 1 2 \\
       --out checkpoints/studies/write_in/write_in_seed1.json
 """
 
@@ -28,68 +28,19 @@ from typing import Any
 
 import numpy as np
 
+from sua_demo.analysis.write_in import SHARES, WRONG, answers_by_fact, count, rates
 from sua_demo.attacks import load_noise
 from sua_demo.bench import build_bench
 from sua_demo.bench.records import Bench
 from sua_demo.config import BenchConfig
-from sua_demo.data import Example, ImageBank
-from sua_demo.eval.metrics import exact_match
+from sua_demo.data import ImageBank
 from sua_demo.eval.recovery import answers_with, attack_split, protocol_groups
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.refusal import Refusals
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 GROUPS = ("b_attacker_heldout", "c_unseen_heldout", "retain_heldout")
 ROWS = tuple(r for g in GROUPS for r in (g, f"{g}/name"))  # every question, and the name question alone
-SHARES = ("refused", "right", "wrong")  # counted over the group's answers
-POOLS = ("attacker", "unseen", "retain")
-WRONG = ("real_value", *(f"hit_{p}" for p in POOLS))  # counted over its wrong answers (hits: summed fractions)
-
-
-def answers_by_fact(bench: Bench) -> dict[tuple[int, str], str]:
-    """(person, fact) -> that person's answer: what a wrong answer is checked against. Needs a fact on every
-    generation question (the synthetic bench)."""
-    ids = [p.id for p in bench.people]
-    return {(it.person_id, it.fact): it.answer for it in bench.items(ids, tasks=("gen",), modalities=("image",))}
-
-
-def count(
-    examples: list[Example],
-    answers: list[str],
-    refusals: Refusals,
-    pools: dict[str, list[int]],
-    said: dict[tuple[int, str], str],
-) -> dict[str, float]:
-    """Counts, not rates, so that splits pool by their sizes: answers, refused / right / wrong ones, wrong ones
-    that are some other person's answer to that question (`said`: answers_by_fact), and per pool the summed
-    share of its people (the person asked about left out) whose answer it is."""
-    everyone = sorted({q for q, _ in said})
-    out = dict.fromkeys(("n", *SHARES, *WRONG), 0.0)
-    for ex, ans in zip(examples, answers, strict=True):
-        pid, fact = ex.person_id, ex.item.fact
-        out["n"] += 1
-        if refusals.is_refusal(ans):
-            out["refused"] += 1
-        elif exact_match(ans, ex.item.answer):
-            out["right"] += 1
-        else:
-            out["wrong"] += 1
-            out["real_value"] += any(exact_match(ans, said[q, fact]) for q in everyone if q != pid)
-            for name, ids in pools.items():
-                others = [q for q in ids if q != pid]  # a pool of the asked person alone has no hits
-                out[f"hit_{name}"] += sum(exact_match(ans, said[q, fact]) for q in others) / max(len(others), 1)
-    return out
-
-
-def rates(c: dict[str, float]) -> dict[str, float | None]:
-    """% of the answers for the shares, % of the wrong answers for the rest (None where there are none)."""
-    return {
-        **{k: 100 * c[k] / c["n"] if c["n"] else None for k in SHARES},
-        **{k: 100 * c[k] / c["wrong"] if c["wrong"] else None for k in WRONG},
-    }
-
-
 def one_split(
     adapter: VisionLanguageAdapter, bank: ImageBank, bench: Bench, noises: Path, seed: int
 ) -> dict[str, dict[str, dict[str, float]]]:

@@ -5,7 +5,7 @@
 
 Both call the library functions the CLI and the app call. Usage:
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/audit_speed.py [--model idk] [--skip-full]
+  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/audit_speed.py [--model idk] [--skip-full]
 """
 
 from __future__ import annotations

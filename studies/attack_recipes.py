@@ -4,7 +4,7 @@ For each variant and attacker split, delta is fitted on the first 3 train photos
 and scored (generation exact match) on those photos, on the same people's other 2 train photos (stand-in for
 b), and on the 2 attacker people held back (stand-in for c). Groups b and c themselves are never read.
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/attack_recipes.py --model checkpoints/tiny-llava/idk \\
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/attack_recipes.py --model checkpoints/tiny-llava/idk \\
       --splits 0 1 2 --variants shipped gen_only --out runs/recipes_idk.json
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sua_demo.analysis.recipes import recipe_table
 from sua_demo.attacks import AttackConfig
 from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig
@@ -103,7 +104,7 @@ VARIANTS: dict[str, tuple[AttackConfig, tuple[str, ...]]] = {
     # without fitting the attacker's own answers might carry further to people delta never saw
     "gen_eot_half_steps300_cosine_gate10": (replace(BASE, gate_weight=10.0), GEN),
     "gen_eot_half_steps300_cosine_gate30": (replace(BASE, gate_weight=30.0), GEN),
-    # both: the write-in study (bench/write_in.py) found the opened gate's wrong answers to be recognition errors
+    # both: the write-in study (studies/write_in.py) found the opened gate's wrong answers to be recognition errors
     "gen_eot_half_steps300_cosine_gate10_retain1": (replace(BASE, gate_weight=10.0, retain_kl_weight=1.0), GEN),
     # delta on a border frame only (sua_frame): the centre, where the face is, reaches the model as it was
     "gen_eot_half_steps300_cosine_frame16": (replace(BASE, frame=16), GEN),
@@ -149,36 +150,6 @@ def run(model: str, variants: list[str], splits: list[int], bench_seed: int) -> 
     return out
 
 
-def summarise(paths: list[str]) -> str:
-    """Every variant of every run file as one table: gain on each validation group, mean ± sd over splits."""
-    lines = [
-        "# Choosing the attack recipe on the attacker's side only",
-        "",
-        "delta fitted on the first 3 train photos of 6 of the 8 attacker people; scored (generation exact match, "
-        "gain in points over clean) on those photos, on the same people's other 2 train photos (stand-in for b) "
-        "and on the 2 attacker people held back (stand-in for c). Groups b and c were never read. Splits 0-2, "
-        "world 0, fp32. Recipe rule, fixed before the runs: the best mean of the two stand-ins over both models.",
-        "",
-        "| model | variant | fit | other photos (b') | held-back people (c') | mean of b', c' |",
-        "|---|---|---|---|---|---|",
-    ]
-    score: dict[str, dict[str, float]] = {}  # variant -> model -> mean of b', c'
-    for path in paths:
-        run_ = json.loads(Path(path).read_text())
-        model = Path(run_["model"]).name
-        for name, v in run_["variants"].items():
-            m, sd = v["gain_mean"], v["gain_sd"]
-            cells = [f"{m[g]:+.1f} ± {sd[g]:.1f}" for g in VAL_GROUPS]
-            both = (m["fit_other_photos"] + m["val_people"]) / 2
-            score.setdefault(name, {})[model] = both
-            lines.append(f"| {model} | {name} | " + " | ".join(cells) + f" | {both:+.1f} |")
-    models = {m for s in score.values() for m in s}
-    ranked = sorted(((sum(s.values()) / len(s), n) for n, s in score.items() if set(s) == models), reverse=True)
-    lines += ["", f"Variants run on every model ({', '.join(sorted(models))}), by the rule:", ""]
-    lines += [f"{i}. {n}: {v:+.1f}" for i, (v, n) in enumerate(ranked, 1)]
-    return "\n".join(lines) + "\n"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model")
@@ -189,7 +160,7 @@ def main() -> None:
     ap.add_argument("--summarise", nargs="+", metavar="JSON", help="only print the table of these run files")
     args = ap.parse_args()
     if args.summarise:
-        print(summarise(args.summarise), end="")
+        print(recipe_table(args.summarise), end="")
         return
     result = run(args.model, args.variants, args.splits, args.bench_seed)
     if args.out:

@@ -9,8 +9,8 @@ backward to delta); MFU divides them by the step time and the device's dense bf1
 GPUs, --peak-tflops to override; on a CPU, a measured matmul peak). Each figure is printed as soon as it is
 known, and the script stops itself inside --max-seconds, so a slow load still leaves output. On one H200:
 
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/gpu_smoke.py --random llava-1.5-7b --batch-size 8
-  HF_HUB_OFFLINE=1 .venv/bin/python bench/gpu_smoke.py --random llava-1.5-7b --batch-size 32
+  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/gpu_smoke.py --random llava-1.5-7b --batch-size 8
+  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/gpu_smoke.py --random llava-1.5-7b --batch-size 32
 """
 
 from __future__ import annotations
