@@ -377,13 +377,16 @@ def parser() -> argparse.ArgumentParser:
 
     from sua_demo.attacks import ATTACKS, AttackConfig
     from sua_demo.attacks.presets import PRESETS
-    from sua_demo.eval.recovery import FIT_TASKS, TASKS
+    from sua_demo.eval.recovery import ATTACKER_FRACTION, FIT_TASKS, TASKS
 
     def attack_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--preset", default="default", choices=list(PRESETS), help="start from these settings")
         add_config_flags(p, AttackConfig, ATTACK_FLAGS)
         p.add_argument(
-            "--attacker-fraction", type=fraction, default=0.5, help="share of forget people the attacker uses"
+            "--attacker-fraction",
+            type=fraction,
+            default=ATTACKER_FRACTION,
+            help="share of forget people the attacker uses",
         )
         p.add_argument("--fit-tasks", nargs="+", default=list(FIT_TASKS), choices=TASKS, help="tasks delta fits on")
         p.add_argument(

@@ -137,10 +137,6 @@ class Engine:
         order = split.unseen_ids + split.attacker_ids + self.bench.retain_ids
         return [(pid, self.role(pid, noise)) for pid in order]
 
-    def facts(self, pid: int) -> dict[str, str]:
-        person = self.person(pid)
-        return {"name": person.name, **{k: v for k, v in person.facts.items() if k != "name"}}
-
     def photo(self, pid: int, index: int) -> Image.Image:
         photos = self.person(pid).photos
         if not 0 <= index < len(photos):

@@ -372,7 +372,7 @@ def test_length_buckets_give_the_single_pass_nll(micro_adapter, micro_bench):
     q, a = [e.item.question for e in examples], [e.item.answer for e in examples]
     with torch.no_grad():
         feats = micro_adapter.image_features(micro_adapter.pixel_values(bank.get(examples)))
-        single = micro_adapter.nll_from_features(feats, q, a)
+        single = nll_from_features(micro_adapter, feats, q, a)
         torch.testing.assert_close(bucketed_loss(micro_adapter, feats, q, a), single, atol=1e-5, rtol=1e-5)
 
 
@@ -437,3 +437,23 @@ def test_answer_only_mlp_leaves_other_threads_alone(micro_adapter, micro_bench):
     torch.testing.assert_close(seen["logits"], full)
     torch.testing.assert_close(pruned[:, -2:], full[:, -2:], atol=1e-5, rtol=1e-5)
     assert not torch.allclose(pruned[:, :-2], full[:, :-2], atol=1e-3)  # elsewhere the last MLP did not run
+
+
+def nll_from_features(adapter, features, questions, answers):
+    """(N,) answer NLL from precomputed image features, the way the attack's losses read answer_token_logits."""
+    import torch.nn.functional as F
+
+    from sua_demo.models.base import per_row_mean
+
+    logits, targets, rows = adapter.answer_token_logits(features, questions, answers)
+    return per_row_mean(F.cross_entropy(logits.float(), targets, reduction="none"), rows, len(questions))
+
+
+@pytest.mark.parametrize("optimizer", ["momentum", "adam"])
+def test_the_l2_attack_refuses_an_optimiser_it_would_ignore(micro_adapter, optimizer):
+    """Its step is the normalised gradient: a sign-step optimiser asked for must not be silently dropped."""
+    from sua_demo.attacks import ATTACKS, AttackConfig
+    from sua_demo.errors import BadValueError
+
+    with pytest.raises(BadValueError, match="normalised gradient"):
+        ATTACKS.get("sua_l2")(micro_adapter, AttackConfig(optimizer=optimizer))

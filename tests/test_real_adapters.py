@@ -9,6 +9,7 @@ import json
 
 import pytest
 import torch
+import torch.nn.functional as F
 from PIL import Image
 
 from sua_demo.attacks import ATTACKS, AttackConfig
@@ -267,7 +268,7 @@ def test_answer_only_projection_equals_the_full_logits(family, micro_bench):
     answers = ["Glenmere", "B", "Aldo Farrow of Glenmere"]
     delta = torch.zeros_like(x, requires_grad=True)
     feats = adapter.image_features(adapter.pixel_values((x + delta).clamp(0, 1)))
-    sliced = adapter.nll_from_features(feats, questions, answers)
+    sliced = nll_from_features(adapter, feats, questions, answers)
     (g_sliced,) = torch.autograd.grad(sliced.sum(), delta)
     full = adapter.answer_nll((x + delta).clamp(0, 1), questions, answers)
     (g_full,) = torch.autograd.grad(full.sum(), delta)
@@ -429,3 +430,11 @@ def test_the_researchers_pipeline_runs_on_every_family(family, micro_bench, tmp_
     )
     report = run_protocol(tmp_path / "unlearned", tmp_path / "vanilla", bench, pcfg, tmp_path / "r", progress=False)
     assert "unlearned/c_unseen_heldout/gain_sua" in report["summary"] and (tmp_path / "r" / "report.md").exists()
+
+
+def nll_from_features(adapter, features, questions, answers):
+    """(N,) answer NLL from precomputed image features, the way the attack's losses read answer_token_logits."""
+    from sua_demo.models.base import per_row_mean
+
+    logits, targets, rows = adapter.answer_token_logits(features, questions, answers)
+    return per_row_mean(F.cross_entropy(logits.float(), targets, reduction="none"), rows, len(questions))

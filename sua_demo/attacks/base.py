@@ -40,11 +40,11 @@ OPTIMIZERS = ("pgd", "momentum", "adam")
 
 @dataclass
 class AttackConfig:
-    # The recipe was chosen on the attacker's validation split only (bench/attack_recipes.py, recipes.md in
+    # The recipe was chosen on the attacker's validation split only (studies/attack_recipes.py, recipes.md in
     # checkpoints/noise): 300 sign steps from 2/255 down a cosine, light EOT, fitted on generation questions,
     # gave the best mean over the IDK and GradDiff models of the two stand-ins for unseen photos and unseen people.
     # Measured after the shipped noises were built: the same with optimizer="momentum", momentum=0.5 ranks
-    # first by +0.6 in world 0 and +3.6 in world 1, and then gains nothing on the test groups (README).
+    # first by +0.6 in world 0 and +3.6 in world 1, and then gains nothing on the test groups (docs/findings.md).
     eps: float = 16 / 255  # the paper's budget; the public reference code uses 12/255
     alpha: float = 2 / 255  # PGD sign step, at the start of the schedule
     alpha_schedule: str = "cosine"  # "cosine": alpha down to alpha / 10 at the last step; or "constant"
@@ -74,7 +74,7 @@ class AttackConfig:
     seed: int = 0
     precision: str = "auto"  # "auto": bf16 autocast only where it is fast (sua_demo/precision.py), else fp32
     threads: int = 0  # torch intra-op threads; 0: one per core, shared among processes of one machine
-    compile: bool = False  # torch.compile the towers: opt-in, it did not pay off on CPU (bench/README.md)
+    compile: bool = False  # torch.compile the towers: opt-in, it did not pay off on CPU (benchmarks/README.md)
 
 
 class UniversalAttack(ABC):

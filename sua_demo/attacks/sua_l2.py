@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.attacks.base import ATTACKS
+from sua_demo.attacks.base import ATTACKS, AttackConfig
 from sua_demo.attacks.sua import SUA
+from sua_demo.errors import BadValueError
+from sua_demo.models.base import VisionLanguageAdapter
 
 
 def _size(t: torch.Tensor) -> int:
@@ -27,6 +29,12 @@ def _norms(t: torch.Tensor) -> torch.Tensor:
 @ATTACKS.register("sua_l2")
 class SUAL2(SUA):
     norm = "l2"
+
+    def __init__(self, adapter: VisionLanguageAdapter, cfg: AttackConfig) -> None:
+        if cfg.optimizer != "pgd":  # its step is the normalised gradient; the others are sign steps of the L-inf ball
+            raise BadValueError(f"sua_l2 steps along the normalised gradient; optimizer {cfg.optimizer!r} is for the "
+                                "L-inf attacks (use optimizer 'pgd' here)")  # fmt: skip
+        super().__init__(adapter, cfg)
 
     def init_delta(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
         if not self.cfg.random_start:

@@ -190,11 +190,6 @@ class VisionLanguageAdapter(ABC):
         inputs = {k: batch[k][:, :-1] for k in ("input_ids", "attention_mask")}
         return self.lm_logits(inputs, features, keep), targets[keep], keep.nonzero()[:, 0]
 
-    def nll_from_features(self, features: torch.Tensor, questions: list[str], answers: list[str]) -> torch.Tensor:
-        """(N,) answer NLL given precomputed image features: lets one vision pass serve several losses."""
-        logits, targets, rows = self.answer_token_logits(features, questions, answers)
-        return per_row_mean(F.cross_entropy(logits.float(), targets, reduction="none"), rows, len(questions))
-
     def logits(self, batch: dict[str, torch.Tensor], images: torch.Tensor | None) -> torch.Tensor:
         return self.logits_and_embeddings(batch, images)[0]
 
