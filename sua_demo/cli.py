@@ -10,6 +10,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from sua_demo.cli_flags import add_config_flags, config_from, fraction, positive_int
 from sua_demo.config import CHECKPOINTS, BenchConfig
@@ -329,10 +330,18 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
+    """`sua`'s commands, one group of sub-commands per room: the data and models, the attack, the builds."""
     ap = argparse.ArgumentParser(prog="sua", description=__doc__)
     ap.add_argument("-v", "--verbose", action="store_true")
     sub = ap.add_subparsers(dest="command", required=True)
+    _data_commands(sub)
+    _attack_commands(sub)
+    _build_commands(sub)
+    return ap
 
+
+def _data_commands(sub: Any) -> None:
+    """The bench and the models: build or look at the bench, fine-tune, unlearn, evaluate."""
     bench = sub.add_parser("bench", help="build or look at the benchmark").add_subparsers(
         dest="bench_command", required=True
     )
@@ -375,31 +384,38 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the JSON report here (and a .md beside it)")
     p.set_defaults(func=cmd_eval, out_is_file=True)
 
-    from sua_demo.attacks import ATTACKS, AttackConfig
+
+def _attack_args(p: argparse.ArgumentParser) -> None:
+    """The attack's settings, shared by attack, attack-eval and mllmu-protocol."""
+    from sua_demo.attacks import AttackConfig
     from sua_demo.attacks.presets import PRESETS
     from sua_demo.eval.recovery import ATTACKER_FRACTION, FIT_TASKS, TASKS
 
-    def attack_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--preset", default="default", choices=list(PRESETS), help="start from these settings")
-        add_config_flags(p, AttackConfig, ATTACK_FLAGS)
-        p.add_argument(
-            "--attacker-fraction",
-            type=fraction,
-            default=ATTACKER_FRACTION,
-            help="share of forget people the attacker uses",
-        )
-        p.add_argument("--fit-tasks", nargs="+", default=list(FIT_TASKS), choices=TASKS, help="tasks delta fits on")
-        p.add_argument(
-            "--save-every",
-            type=positive_int,
-            default=None,
-            metavar="N",
-            help=f"save delta every N steps (a stopped run resumes there); default {AttackConfig.checkpoint_every}",
-        )
+    p.add_argument("--preset", default="default", choices=list(PRESETS), help="start from these settings")
+    add_config_flags(p, AttackConfig, ATTACK_FLAGS)
+    p.add_argument(
+        "--attacker-fraction",
+        type=fraction,
+        default=ATTACKER_FRACTION,
+        help="share of forget people the attacker uses",
+    )
+    p.add_argument("--fit-tasks", nargs="+", default=list(FIT_TASKS), choices=TASKS, help="tasks delta fits on")
+    p.add_argument(
+        "--save-every",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help=f"save delta every N steps (a stopped run resumes there); default {AttackConfig.checkpoint_every}",
+    )
+
+
+def _attack_commands(sub: Any) -> None:
+    """One noise, the recovery protocol with its controls, and the reference protocol on MLLMU-Bench."""
+    from sua_demo.attacks import ATTACKS
 
     p = sub.add_parser("attack", help="optimise a universal noise against a model")
     _bench_args(p)
-    attack_args(p)
+    _attack_args(p)
     p.add_argument("model")
     p.add_argument("--attack", choices=ATTACKS.names(), default="sua")
     p.add_argument("--split-seed", type=int, default=0, help="which attacker/unseen split of the forget people")
@@ -409,7 +425,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("attack-eval", help="the recovery protocol with controls and stealth metrics")
     _bench_args(p)
-    attack_args(p)
+    _attack_args(p)
     p.add_argument("model", help="the unlearned model")
     p.add_argument("--retrain", default=str(TINY / "retrain"), help="the retrain control")
     p.add_argument(
@@ -424,7 +440,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_attack_eval, resumes=True)
 
     p = sub.add_parser("mllmu-protocol", help="the reference SUA protocol on MLLMU-Bench's Test_Set")
-    attack_args(p)
+    _attack_args(p)
     _model_args(p)
     p.add_argument("model", help="the unlearned model: folder, LoRA adapter folder or Hub id")
     p.add_argument("--mllmu", required=True, help="folder with MLLMU-Bench's parquet configs (Test_Set/ ...)")
@@ -435,6 +451,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="folder for noise.safetensors, report.json and report.md")
     p.set_defaults(func=cmd_mllmu_protocol, resumes=True)
 
+
+def _build_commands(sub: Any) -> None:
+    """Rebuilding what ships (models, noises, audits, other worlds, denoisers) and the demo."""
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
     p.add_argument("--out", default=str(TINY))
     p.add_argument("--only", nargs="*", help="build only these checkpoints (and what they need)")
@@ -479,7 +498,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="idk", help="shipped unlearned model name")
     p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first forget person")
     p.set_defaults(func=cmd_demo)
-    return ap
 
 
 def check_out(out: str, is_file: bool = False) -> None:
