@@ -195,7 +195,7 @@ class UniversalAttack(ABC):
         with attack_mode(
             self.adapter.model, device, self._half(chosen), cfg.threads, cfg.compile, self.adapter.towers()
         ):
-            return self._loop(bank, examples, retain, checkpoint, callback, progress, meta, chosen.dtype)
+            return self.optimise_delta(bank, examples, retain, checkpoint, callback, progress, meta, chosen.dtype)
 
     def perturb_each(
         self, x: torch.Tensor, chunk: list[Example], bank: ImageBank, steps: int | None = None
@@ -220,7 +220,7 @@ class UniversalAttack(ABC):
         self._adam = self._velocity = None
         return (x + delta.detach()).clamp(0, 1)
 
-    def _loop(
+    def optimise_delta(
         self,
         bank: ImageBank,
         examples: list[Example],
@@ -231,23 +231,16 @@ class UniversalAttack(ABC):
         meta: dict[str, Any] | None,
         dtype: torch.dtype | None,
     ) -> Noise:
+        """The heart of the attack: projected gradient steps on one δ shared by every image, on batches drawn from
+        `examples` (and `retain`), resumed from `checkpoint` and saved to it as it goes; the last δ is returned,
+        the lowest smoothed-loss one kept as `self.best`. `run` picks the precision and calls this."""
         cfg, device = self.cfg, self.adapter.device
         rank, size = parallel.world()
         main = rank == 0
         self.denoiser.to(device)
-        size_px = self.adapter.image_size
         gen = torch.Generator().manual_seed(cfg.seed)
-        delta = self.init_delta((3, size_px, size_px), gen)
-        start = 0
         info = {"model": self.adapter.source, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
-        resumed = None
-        if main and checkpoint is not None and Path(checkpoint).exists():  # rank 0 reads, every rank follows
-            saved = load_noise(checkpoint, size_px)
-            _check_resumable(saved.meta, info, checkpoint)
-            resumed = int(saved.meta.get("step", 0))
-            delta = saved.delta.clone()
-            log.info("resuming from %s at step %d", checkpoint, resumed)
-        start = parallel.broadcast_object(resumed) or 0
+        delta, start = self._starting_delta(gen, info, checkpoint, main)
         delta = delta.to(device).requires_grad_(True)
         parallel.broadcast_(delta)
         self._adam, self._velocity, self._delta = None, None, delta
@@ -266,23 +259,10 @@ class UniversalAttack(ABC):
             total=cfg.steps,
         )
         for step in bar:
-            chunk = sampler()  # the same batch on every rank (same seed); each rank takes its shard
-            x = bank.get(chunk)
-            if x is None:
+            stepped = self._step(step, sampler(), retain_sampler, bank, delta, gen, dtype)
+            if stepped is None:
                 continue  # text-only questions carry no image to perturb
-            x = x.to(device)
-            if cfg.eot:
-                x = photo_jitter(
-                    x, gen, strength=cfg.eot_strength
-                )  # drawn for the whole batch, so the draws do not depend on world size
-            part = parallel.shard(len(chunk), rank, size)
-            ret = retain_sampler() if retain_sampler else None
-            ret = ret[parallel.shard(len(ret), rank, size)] if ret else None
-            grad, stats = self._grad((x[part], delta, chunk[part], ret, bank), dtype)
-            grad, stats = parallel.average(grad, stats, len(chunk[part]))
-            with torch.no_grad():
-                self.update(delta, grad, step)
-                self.project(delta)
+            stats = stepped
             smooth = stats["loss"] if smooth is None else 0.9 * smooth + 0.1 * stats["loss"]
             if smooth < best_loss:  # batches and jitter vary, so "best" is judged on the smoothed loss
                 best_loss, best_step, best = smooth, step + 1, delta.detach().cpu().clone()
@@ -298,6 +278,51 @@ class UniversalAttack(ABC):
         if main and checkpoint is not None:
             save_noise(noise, checkpoint)
         return noise
+
+    def _starting_delta(
+        self, gen: torch.Generator, info: dict[str, Any], checkpoint: str | Path | None, main: bool
+    ) -> tuple[torch.Tensor, int]:
+        """δ and its step to start from: the hook's first draw, or the checkpoint of the same settings (rank 0
+        reads it, every rank follows)."""
+        size_px = self.adapter.image_size
+        delta = self.init_delta((3, size_px, size_px), gen)
+        resumed = None
+        if main and checkpoint is not None and Path(checkpoint).exists():
+            saved = load_noise(checkpoint, size_px)
+            _check_resumable(saved.meta, info, checkpoint)
+            resumed = int(saved.meta.get("step", 0))
+            delta = saved.delta.clone()
+            log.info("resuming from %s at step %d", checkpoint, resumed)
+        return delta, parallel.broadcast_object(resumed) or 0
+
+    def _step(
+        self,
+        step: int,
+        chunk: list[Example],
+        retain_sampler: ExampleSampler | None,
+        bank: ImageBank,
+        delta: torch.Tensor,
+        gen: torch.Generator,
+        dtype: torch.dtype | None,
+    ) -> dict[str, float] | None:
+        """One step on one batch (the same on every rank, each taking its shard): its stats, None for a batch
+        with no image."""
+        rank, size = parallel.world()
+        x = bank.get(chunk)
+        if x is None:
+            return None
+        x = x.to(self.adapter.device)
+        if self.cfg.eot:  # drawn for the whole batch, so the draws do not depend on world size
+            x = photo_jitter(x, gen, strength=self.cfg.eot_strength)
+        part = parallel.shard(len(chunk), rank, size)
+        ret = retain_sampler() if retain_sampler else None
+        ret = ret[parallel.shard(len(ret), rank, size)] if ret else None
+        grad, stats = self._grad((x[part], delta, chunk[part], ret, bank), dtype)
+        grad, stats = parallel.average(grad, stats, len(chunk[part]))
+        with torch.no_grad():
+            self.update(delta, grad, step)
+            self.project(delta)
+        return stats
 
     def _half(self, chosen: Precision) -> torch.dtype | None:
         """The half dtype the step computes in (autocast's, or the weights' own), None in fp32: attack_mode picks
