@@ -74,6 +74,30 @@ def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
     adapter.model = get_peft_model(adapter.model, lora)
 
 
+def _check_counts(cfg: UnlearnConfig) -> None:
+    for name in ("max_steps", "batch_size", "eval_every"):
+        if getattr(cfg, name) < 1:
+            raise BadValueError(f"{name} must be at least 1, got {getattr(cfg, name)}")
+
+
+def _sampler(bench: Bench, ids: list[int], cfg: UnlearnConfig, offset: int) -> ExampleSampler:
+    """Batches of these people's questions, with and without their photos (forget: offset 0, retain: 1)."""
+    tasks = ("gen", "mc", "cloze")
+    examples = image_examples(bench, ids, "train", tasks) + text_examples(bench, ids, tasks)
+    return ExampleSampler(examples, cfg.batch_size, cfg.seed + offset)
+
+
+def _keep_best(
+    adapter: Any, cfg: UnlearnConfig, met: bool, best: tuple[float, int, dict[str, torch.Tensor]] | None, step: int
+) -> int:
+    """The step whose weights are kept. Past the target, GA-style losses keep eating retain: without the rule
+    met, keep the check with forget on target and the most retain left, and say so in the saved config."""
+    if met or best is None or not cfg.keep_best:
+        return step
+    adapter.model.load_state_dict(best[2])
+    return best[1]
+
+
 def unlearn(
     start: str | Path,
     bench: Bench,
@@ -84,9 +108,7 @@ def unlearn(
 ) -> UnlearnResult:
     seed_everything(cfg.seed)
     method_cls = METHODS.get(cfg.method)
-    for name in ("max_steps", "batch_size", "eval_every"):
-        if getattr(cfg, name) < 1:
-            raise BadValueError(f"{name} must be at least 1, got {getattr(cfg, name)}")
+    _check_counts(cfg)
     adapter = load_adapter(start)
     reference = load_adapter(start) if method_cls.needs_reference else None
     if reference is not None:
@@ -101,18 +123,7 @@ def unlearn(
         _add_lora(adapter, cfg)
     params = [p for p in adapter.model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
-    forget = ExampleSampler(
-        image_examples(bench, bench.forget_ids, "train", ("gen", "mc", "cloze"))
-        + text_examples(bench, bench.forget_ids, ("gen", "mc", "cloze")),
-        cfg.batch_size,
-        cfg.seed,
-    )
-    retain = ExampleSampler(
-        image_examples(bench, bench.retain_ids, "train", ("gen", "mc", "cloze"))
-        + text_examples(bench, bench.retain_ids, ("gen", "mc", "cloze")),
-        cfg.batch_size,
-        cfg.seed + 1,
-    )
+    forget, retain = _sampler(bench, bench.forget_ids, cfg, 0), _sampler(bench, bench.retain_ids, cfg, 1)
     history = [{"step": 0, **start_metrics}]
     met, step, t0 = False, 0, time.time()
     best: tuple[float, int, dict[str, torch.Tensor]] | None = None  # (retain, step, weights) of the best check
@@ -138,12 +149,7 @@ def unlearn(
             if not met and m["forget_em"] <= cfg.forget_target and (best is None or m["retain_em"] > best[0]):
                 best = (m["retain_em"], step, {k: v.detach().clone() for k, v in adapter.model.state_dict().items()})
     bar.close()
-    kept = step
-    if not met and best is not None and cfg.keep_best:
-        # Past the target, GA-style losses keep eating retain: keep the check with forget on target and the
-        # most retain left, and say so in the saved config.
-        adapter.model.load_state_dict(best[2])
-        kept = best[1]
+    kept = _keep_best(adapter, cfg, met, best, step)
     adapter.model.eval()
     log.info("unlearn %s: %d steps, %.0f s, criterion met: %s", cfg.method, step, time.time() - t0, met)
     extra = {"steps": step, "kept_step": kept, "criterion_met": met, "start": str(start), **precision.as_meta()}

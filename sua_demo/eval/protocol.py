@@ -114,6 +114,26 @@ def purified_recovery(
     return out
 
 
+def per_image_bound(
+    models: dict[str, VisionLanguageAdapter],
+    banks: dict[str, ImageBank],
+    own: list[Example],
+    acfg: AttackConfig,
+    progress: bool,
+) -> dict[str, dict[str, Any]]:
+    """The upper bound a universal δ is read against: a δ per image on the attacker's own photos (100 constant
+    steps of 1/255, no EOT), for the unlearned model and its retrain ceiling."""
+    pgd_cfg = replace(acfg, eot=False, alpha_schedule="constant", alpha=1 / 255, steps=100)
+    out = {}
+    for role in ("unlearned", "retrain"):
+        adv = per_image_pgd(models[role], banks[role], own, pgd_cfg, progress=progress)
+        out[role] = {
+            "clean": score(own, answer(models[role], banks[role], own), models[role].refusals),
+            "pgd": score(own, answer(models[role], banks[role], own, images=adv), models[role].refusals),
+        }
+    return out
+
+
 def run_split(
     seed: int,
     bench: Bench,
@@ -126,8 +146,7 @@ def run_split(
     split = attack_split(bench, cfg.attacker_fraction, seed)
     examples = attacker_examples(bench, split, cfg.attack_tasks)
     groups = protocol_groups(bench, split, cfg.retain_people)
-    acfg = replace(cfg.attack, seed=seed)
-    meta = split_meta(split)
+    acfg, meta = replace(cfg.attack, seed=seed), split_meta(split)
     unl, ret = models["unlearned"], models["retrain"]
     study = seed in cfg.splits[: cfg.study_splits]
 
@@ -158,15 +177,7 @@ def run_split(
             unl, banks["unlearned"], groups, {"clean": None, "sua": noises["sua_plain"]}
         )
     if cfg.extras and seed == cfg.splits[0]:
-        own = groups["a_attacker_images"]
-        pgd_cfg = replace(acfg, eot=False, alpha_schedule="constant", alpha=1 / 255, steps=100)
-        result["per_image_pgd"] = {}
-        for role in ("unlearned", "retrain"):
-            adv = per_image_pgd(models[role], banks[role], own, pgd_cfg, progress=progress)
-            result["per_image_pgd"][role] = {
-                "clean": score(own, answer(models[role], banks[role], own), models[role].refusals),
-                "pgd": score(own, answer(models[role], banks[role], own, images=adv), models[role].refusals),
-            }
+        result["per_image_pgd"] = per_image_bound(models, banks, groups["a_attacker_images"], acfg, progress)
     if study and cfg.reference:
         # the public code's settings, in the protocol's precision (shipped artefacts are fp32 on every CPU)
         ref_cfg = replace(preset("reference"), seed=seed, precision=acfg.precision)

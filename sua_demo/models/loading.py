@@ -191,6 +191,25 @@ def check_device(device: str | None) -> None:
         raise SuaError(f"device {device!r}: MPS is not available here; use cpu or auto")
 
 
+def _where(source: str) -> tuple[Path | None, str]:
+    """(the LoRA adapter folder or None, the base model's folder or Hub id), each checked before anything loads:
+    a folder that is not a model, a Hub id that cannot be one, an adapter with pickled weights."""
+    path = Path(source)
+    looks_local = path.exists() or source.startswith((".", "/", "~")) or source.count("/") > 1
+    if looks_local and not path.is_dir():
+        raise SuaError(
+            f"no model folder at {source}; pass a folder holding config.json, or a Hub id like llava-hf/llava-1.5-7b-hf"
+        )
+    if not looks_local and not path.is_dir():
+        check_hub_id(source)
+    lora_dir = path if (path / LORA_CONFIG).exists() else None
+    if path.is_dir() and not lora_dir and not (path / "config.json").exists():
+        raise SuaError(f"{source} has no config.json; is it a model folder saved with save_pretrained?")
+    if lora_dir is not None:
+        check_safetensors(lora_dir, lora=True)
+    return lora_dir, _resolve_base(path) if lora_dir else source
+
+
 def load_adapter(
     source: str | Path,
     dtype: str | torch.dtype | None = None,
@@ -208,20 +227,7 @@ def load_adapter(
 
     check_device(device)
     source = str(source)
-    path = Path(source)
-    looks_local = path.exists() or source.startswith((".", "/", "~")) or source.count("/") > 1
-    if looks_local and not path.is_dir():
-        raise SuaError(
-            f"no model folder at {source}; pass a folder holding config.json, or a Hub id like llava-hf/llava-1.5-7b-hf"
-        )
-    if not looks_local and not path.is_dir():
-        check_hub_id(source)
-    lora_dir = path if (path / LORA_CONFIG).exists() else None
-    base = _resolve_base(path) if lora_dir else source
-    if path.is_dir() and not lora_dir and not (path / "config.json").exists():
-        raise SuaError(f"{source} has no config.json; is it a model folder saved with save_pretrained?")
-    if lora_dir is not None:
-        check_safetensors(lora_dir, lora=True)
+    lora_dir, base = _where(source)
     base_local = Path(base).is_dir()
     if not base_local:
         check_hub_id(base)
