@@ -32,6 +32,24 @@ def test_every_registered_method_is_in_the_audit():
     assert set(METHODS) == set(AUDITS.names())
 
 
+@pytest.mark.parametrize("model", ["idk", "grad_diff", "npo_lora"])
+def test_the_methods_keep_the_order_of_the_shipped_audits(model):
+    from sua_demo.config import CHECKPOINTS
+
+    report = json.loads((CHECKPOINTS / "audit" / model / "audit.json").read_text())
+    assert list(report["summary"]) == list(report["states"]) == list(METHODS)
+
+
+def test_a_registered_setting_is_a_class_attribute_of_the_entry():
+    """quant8 and quant4 are one class with bits set; the setting reads the same before and after building."""
+    from sua_demo.audit.quantize import Quantized
+
+    quant8, quant4 = AUDITS.get("quant8"), AUDITS.get("quant4")
+    assert issubclass(quant8, Quantized) and (quant8.bits, quant4().bits) == (8, 4)
+    assert [AUDITS.get(f"relearn{n}")().work(False) for n in (5, 20, 50)] == [15, 60, 150]
+    assert (AUDITS.get("soft_prompt1").n, AUDITS.get("soft_prompt5").n) == (1, 5)
+
+
 def test_the_audit_runs_every_method_with_its_control(
     saved_micro, micro_bench, noise_dir, tmp_path, monkeypatch, capsys
 ):

@@ -73,3 +73,19 @@ def test_text_only_batches_are_sampled_apart_from_image_ones(micro_bench):
     sampler = ExampleSampler(examples, 4, 0)
     kinds = {tuple(e.photo is None for e in sampler()) for _ in range(20)}
     assert all(len(set(k)) == 1 for k in kinds)
+
+
+def test_a_registry_entry_carries_its_setting_and_refuses_one_the_class_lacks():
+    from sua_demo.registry import Registry
+
+    class Probe:
+        steps: int
+
+    reg: Registry[Probe] = Registry("probe")
+    reg.register("probe3", steps=3)(Probe)
+    reg.register("probe9", steps=9)(Probe)
+    assert (reg.get("probe3").steps, reg.get("probe9")().steps) == (3, 9) and reg.names() == ["probe3", "probe9"]
+    with pytest.raises(ValueError, match="declares no step"):
+        reg.register("typo", step=3)(Probe)
+    with pytest.raises(ValueError, match="registered twice"):
+        reg.register("probe3", steps=4)(Probe)

@@ -31,7 +31,7 @@ def quantize_rtn(adapter: VisionLanguageAdapter, bits: int) -> VisionLanguageAda
 
 
 class Quantized(AuditMethod):
-    bits = 8
+    bits: int  # set by each registered name (quant8, quant4)
 
     def answers(self, ctx: AuditContext, role: str) -> tuple[list[Example], list[str]]:
         adapter, _ = ctx.models[role]
@@ -41,11 +41,5 @@ class Quantized(AuditMethod):
         return examples, answer(quantized, bank, examples)
 
 
-@AUDITS.register("quant8")
-class Quant8(Quantized):
-    bits = 8
-
-
-@AUDITS.register("quant4")
-class Quant4(Quantized):
-    bits = 4
+AUDITS.register("quant8", bits=8)(Quantized)
+AUDITS.register("quant4", bits=4)(Quantized)

@@ -47,7 +47,7 @@ def relearned(ctx: AuditContext, role: str, steps: int) -> VisionLanguageAdapter
 
 
 class Relearn(AuditMethod):
-    steps = 5
+    steps: int  # set by each registered name (relearn5, relearn20, relearn50)
 
     def work(self, quick: bool) -> int:
         return 3 * self.steps  # fine-tuning steps: forward and two backward passes (AuditMethod.work)
@@ -62,16 +62,6 @@ class Relearn(AuditMethod):
         return examples, answer(model, bank, examples)
 
 
-@AUDITS.register("relearn5")
-class Relearn5(Relearn):
-    steps = 5
-
-
-@AUDITS.register("relearn20")
-class Relearn20(Relearn):
-    steps = 20
-
-
-@AUDITS.register("relearn50")
-class Relearn50(Relearn):
-    steps = 50
+AUDITS.register("relearn5", steps=5)(Relearn)
+AUDITS.register("relearn20", steps=20)(Relearn)
+AUDITS.register("relearn50", steps=50)(Relearn)

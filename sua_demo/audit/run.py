@@ -22,14 +22,16 @@ from sua_demo.io import atomic_write_text, write_json
 from sua_demo.models import load_adapter
 
 log = logging.getLogger(__name__)
-METHODS = ("clean", "text_only", "rephrased", "sua", "random_noise", "quant8", "quant4", "relearn5", "relearn20",
-           "relearn50", "soft_prompt1", "soft_prompt5")  # fmt: skip
+# Every method, in the report's order (the rows of audit.md, the panels of the figure): the labels' order, the
+# one place it is kept. Not the registry's order, which follows the import line in audit/__init__.py, that is the
+# alphabet of the file names.
 LABELS = {
     "clean": "clean photo", "text_only": "text only (name in the question)", "rephrased": "rephrased questions",
     "sua": "SUA δ", "random_noise": "random noise (same ε)", "quant8": "8-bit weights", "quant4": "4-bit weights",
     "relearn5": "relearn 5 steps", "relearn20": "relearn 20 steps", "relearn50": "relearn 50 steps",
     "soft_prompt1": "soft prompt, 1 vector", "soft_prompt5": "soft prompt, 5 vectors",
 }  # fmt: skip
+METHODS = tuple(LABELS)
 
 
 def _stats(values: list[float]) -> dict[str, float]:

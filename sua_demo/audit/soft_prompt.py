@@ -89,7 +89,7 @@ def soft_answers(adapter: VisionLanguageAdapter, bank: Any, examples: list[Examp
 
 class SoftPrompt(AuditMethod):
     uses_split = True
-    n = 1
+    n: int  # soft-prompt vectors, set by each registered name (soft_prompt1, soft_prompt5)
 
     def work(self, quick: bool) -> int:
         return 2 * self.steps(quick)  # input-only steps: forward and one backward pass (AuditMethod.work)
@@ -107,11 +107,5 @@ class SoftPrompt(AuditMethod):
         return examples, soft_answers(adapter, bank, examples, soft)
 
 
-@AUDITS.register("soft_prompt1")
-class SoftPrompt1(SoftPrompt):
-    n = 1
-
-
-@AUDITS.register("soft_prompt5")
-class SoftPrompt5(SoftPrompt):
-    n = 5
+AUDITS.register("soft_prompt1", n=1)(SoftPrompt)
+AUDITS.register("soft_prompt5", n=5)(SoftPrompt)
