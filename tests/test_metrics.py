@@ -3,8 +3,8 @@
 import pytest
 
 from sua_demo.eval.evaluate import score
-from sua_demo.eval.metrics import exact_match, first_token_refusal, is_refusal
-from sua_demo.refusal import Refusals
+from sua_demo.eval.metrics import exact_match, is_refusal
+from sua_demo.refusal import DEFAULT, Refusals
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,7 @@ def test_refusals_including_ones_cut_short(answer, refused):
 
 
 def test_first_token_refusal_and_custom_phrases():
-    assert first_token_refusal("I know know") and not first_token_refusal("Ulla Okafor")
+    assert DEFAULT.first_token("I know know") and not DEFAULT.first_token("Ulla Okafor")
     custom = Refusals(("No comment",))
     assert custom.is_refusal("no comment") and custom.is_refusal("No") is False and not custom.is_refusal("I do not")
 

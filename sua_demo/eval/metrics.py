@@ -22,11 +22,6 @@ def is_refusal(prediction: str) -> bool:
     return DEFAULT.is_refusal(prediction)
 
 
-def first_token_refusal(prediction: str) -> bool:
-    """The refusal gate opened or not, judged on the first word only (a garbled refusal still counts)."""
-    return DEFAULT.first_token(prediction)
-
-
 @lru_cache(maxsize=1)
 def _scorer():  # type: ignore[no-untyped-def]
     from rouge_score import rouge_scorer
