@@ -235,8 +235,7 @@ class UniversalAttack(ABC):
         `examples` (and `retain`), resumed from `checkpoint` and saved to it as it goes; the last δ is returned,
         the lowest smoothed-loss one kept as `self.best`. `run` picks the precision and calls this."""
         cfg, device = self.cfg, self.adapter.device
-        rank, size = parallel.world()
-        main = rank == 0
+        main = parallel.world()[0] == 0
         self.denoiser.to(device)
         gen = torch.Generator().manual_seed(cfg.seed)
         info = {"model": self.adapter.source, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
