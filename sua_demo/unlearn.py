@@ -75,6 +75,8 @@ def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
 
 
 def _check_counts(cfg: UnlearnConfig) -> None:
+    """Refuse a count below 1 before any model loads: 0 steps would save the start as if unlearned, and an empty
+    batch or a check every 0 steps would fail only after the models are loaded."""
     for name in ("max_steps", "batch_size", "eval_every"):
         if getattr(cfg, name) < 1:
             raise BadValueError(f"{name} must be at least 1, got {getattr(cfg, name)}")
