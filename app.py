@@ -104,8 +104,8 @@ def build_app() -> gr.Blocks:
         verdict_in, map_in = [*image_in, *noise_in, vanilla, retrain], [*image_in, *noise_in, denoiser]
         batch_in, opt_in = [model, *noise_in], [model, eps, steps, opt_denoiser, stealth]
         outputs = [table, note, preview, views, slider, metrics, exports, banner]
-        opt_out, batch_out = [loss_plot, opt_status, delta_view, download], [batch_table, batch_plot, budget_plot]
-        batch_out.append(batch_csv)
+        opt_out = [loss_plot, opt_status, delta_view, download]
+        batch_out = [batch_table, batch_plot, budget_plot, batch_csv]
         request_in = [*image_in, question, *noise_in, optimised, denoiser, vanilla, retrain]  # Request's order
         blank = (text.WORKING, "", "", None, None, None, None, None, "", None, "")
         quiet = {"api_name": False, "show_progress": "hidden"}

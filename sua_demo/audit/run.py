@@ -75,19 +75,17 @@ def audit_models(
     progress: bool = True,
     quick: bool = False,
     names: tuple[Any, Any] = ("unlearned", "retrain"),
-    on_progress: Callable[[int, list[int]], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Per method and split: em and gain over clean for the unlearned model and its control, and the gain above
     the control; summarised as mean +- sd over splits. States (recovered / not / refused) from the first split.
     `models`: {"unlearned": (adapter, bank), "retrain": (adapter, bank)}, e.g. the app's loaded sessions.
-    `on_progress(done, work)` after each method and split, with every part's work (AuditMethod.work), for a
-    page's clock."""
+    `on_progress(done)` after each method and split, for a page's clock (which weighs them by AuditMethod.work)."""
     t0 = time.time()
     unlearned, retrain = names
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     groups: dict[str, str] = {}  # the first split's group of every person asked: the states come from that split
     bar, done = tqdm(total=len(methods) * len(splits), desc="audit", disable=not progress), 0
-    work = [AUDITS.get(name)().work(quick) for _ in splits for name in methods]
     for seed in splits:
         path = Path(noise_dir) / f"delta_split{seed}.safetensors" if noise_dir else None
         noise = load_noise(path, models["unlearned"][0].image_size) if path and path.is_file() else None
@@ -99,7 +97,7 @@ def audit_models(
             bar.update()
             done += 1
             if on_progress is not None:
-                on_progress(done, work)
+                on_progress(done)
     bar.close()
     summary = {name: summarise(rs, AUDITS.get(name).uses_split) for name, rs in runs.items() if rs}
     report = {

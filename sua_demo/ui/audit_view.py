@@ -49,7 +49,7 @@ def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, A
     with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
         run = ticking_on_fresh_thread(audit_models, 1.0, models, engine.bench, noise_dir, None, (split.seed,),
                                       people=[pid], progress=False, quick=True, names=(sess.name, retrain.name),
-                                      on_progress=lambda done, _: clock.step(done))  # fmt: skip
+                                      on_progress=clock.step)  # fmt: skip
         try:
             while True:
                 next(run)

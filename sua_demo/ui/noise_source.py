@@ -18,3 +18,8 @@ def sources_help(noise_file: str | None, optimised: str | None) -> str:
     """The noise box's one-line help: what δ is, and what a greyed-out source is waiting for."""
     waiting = [f"'{s}' needs {NEEDS[s]}" for s in missing_sources(noise_file, optimised)]
     return "the pattern added to the photo; " + ("; ".join(waiting) if waiting else "every source is ready")
+
+
+def greyed_out(noise_file: str | None, optimised: str | None) -> list[str]:
+    """The noise box's classes that grey out (CSS in ui/text.py) the sources with nothing to use yet."""
+    return [f"no-{s}" for s in missing_sources(noise_file, optimised)]

@@ -199,17 +199,16 @@ def load_for_page(model: str, person: str, role_filter: str, last: str) -> tuple
 
 def sources_box(sources: list[str]) -> gr.Radio:
     """The noise box as a page first shows it: every source listed, those with nothing to use yet greyed out."""
-    from sua_demo.ui.noise_source import missing_sources, sources_help
+    from sua_demo.ui.noise_source import greyed_out, sources_help
 
-    greyed = [f"no-{s}" for s in missing_sources(None, None)]
     return gr.Radio(sources, value="shipped", label="noise δ", elem_id="source", scale=2,
-                    info=sources_help(None, None), elem_classes=greyed)  # fmt: skip
+                    info=sources_help(None, None), elem_classes=greyed_out(None, None))  # fmt: skip
 
 
 def sources_update(noise_file: str | None, optimised: str | None, value: str | None = "shipped") -> Any:
     """The noise box with the sources that have nothing to use yet greyed out, and its help saying what each needs."""
-    from sua_demo.ui.noise_source import missing_sources, sources_help
+    from sua_demo.ui.noise_source import greyed_out, missing_sources, sources_help
 
-    missing = missing_sources(noise_file, optimised)
-    value = value if value not in missing else "shipped"
-    return gr.update(value=value, info=sources_help(noise_file, optimised), elem_classes=[f"no-{s}" for s in missing])
+    value = value if value not in missing_sources(noise_file, optimised) else "shipped"
+    info, greyed = sources_help(noise_file, optimised), greyed_out(noise_file, optimised)
+    return gr.update(value=value, info=info, elem_classes=greyed)
