@@ -30,9 +30,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.attacks.speed import attack_mode
-from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig
 from sua_demo.data import Example, ExampleSampler, ImageBank
+from sua_demo.dataset import build_bench
 from sua_demo.denoisers import build_denoiser
 from sua_demo.eval.recovery import attack_split, attacker_examples
 from sua_demo.machine import describe

@@ -44,8 +44,8 @@ def random_llava(name: str, layers: int | None, device: str, dtype: torch.dtype)
     tokenizer covers the bench's text (ids beyond it are simply never used)."""
     from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
 
-    from sua_demo.bench import build_bench
     from sua_demo.config import TinyModelConfig
+    from sua_demo.dataset import build_bench
     from sua_demo.models.llava import LlavaAdapter
     from sua_demo.models.tiny_llava import bench_corpus, build_processor, build_tokenizer
 
@@ -103,8 +103,8 @@ def main() -> None:
     from transformers.utils import logging as hf_logging
 
     from sua_demo.attacks import ATTACKS, AttackConfig
-    from sua_demo.bench import build_bench
     from sua_demo.data import ExampleSampler, ImageBank
+    from sua_demo.dataset import build_bench
     from sua_demo.eval.recovery import attack_split, attacker_examples
     from sua_demo.machine import describe
     from sua_demo.models import load_adapter

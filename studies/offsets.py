@@ -45,10 +45,10 @@ from torch.utils.hooks import RemovableHandle
 from sua_demo.attacks import load_noise
 from sua_demo.attacks.sua import bucketed_loss
 from sua_demo.augment import photo_jitter
-from sua_demo.bench import build_bench
-from sua_demo.bench.records import Bench
 from sua_demo.config import BenchConfig
 from sua_demo.data import ExampleSampler, ImageBank, questions_answers
+from sua_demo.dataset import build_bench
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.evaluate import score
 from sua_demo.eval.recovery import answers_with, attack_split, attacker_examples, protocol_groups
 from sua_demo.models import load_adapter

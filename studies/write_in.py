@@ -30,10 +30,10 @@ import numpy as np
 
 from sua_demo.analysis.write_in import SHARES, WRONG, answers_by_fact, count, rates
 from sua_demo.attacks import load_noise
-from sua_demo.bench import build_bench
-from sua_demo.bench.records import Bench
 from sua_demo.config import BenchConfig
 from sua_demo.data import ImageBank
+from sua_demo.dataset import build_bench
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.recovery import answers_with, attack_split, protocol_groups
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
@@ -41,6 +41,8 @@ from sua_demo.models.base import VisionLanguageAdapter
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 GROUPS = ("b_attacker_heldout", "c_unseen_heldout", "retain_heldout")
 ROWS = tuple(r for g in GROUPS for r in (g, f"{g}/name"))  # every question, and the name question alone
+
+
 def one_split(
     adapter: VisionLanguageAdapter, bank: ImageBank, bench: Bench, noises: Path, seed: int
 ) -> dict[str, dict[str, dict[str, float]]]:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sua_demo.attacks import AttackConfig
-from sua_demo.bench import build_bench
 from sua_demo.config import BenchConfig, TinyModelConfig, TrainConfig, UnlearnConfig
+from sua_demo.dataset import build_bench
 from sua_demo.errors import MissingFileError, UnknownNameError
 from sua_demo.eval.evaluate import evaluate, markdown_table
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol

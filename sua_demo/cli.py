@@ -62,8 +62,8 @@ ATTACK_FLAGS = {
 
 
 def _bench(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from sua_demo.bench import build_bench
-    from sua_demo.bench.mllmu import load_mllmu
+    from sua_demo.dataset import build_bench
+    from sua_demo.dataset.mllmu import load_mllmu
 
     if getattr(args, "mllmu", None):
         return load_mllmu(args.mllmu, args.forget_split), BenchConfig()
@@ -91,7 +91,7 @@ def _load_model(args: argparse.Namespace, source: str):  # type: ignore[no-untyp
 
 
 def cmd_bench_build(args: argparse.Namespace) -> None:
-    from sua_demo.bench.mllmu import write_mllmu
+    from sua_demo.dataset.mllmu import write_mllmu
 
     bench, _ = _bench(args)
     out = write_mllmu(bench, args.out)
@@ -99,7 +99,7 @@ def cmd_bench_build(args: argparse.Namespace) -> None:
 
 
 def cmd_bench_sheet(args: argparse.Namespace) -> None:
-    from sua_demo.bench.faces import contact_sheet
+    from sua_demo.dataset.faces import contact_sheet
 
     bench, _ = _bench(args)
     people = bench.people[: args.limit]
@@ -203,7 +203,7 @@ def cmd_attack_eval(args: argparse.Namespace) -> None:
 
 def cmd_mllmu_protocol(args: argparse.Namespace) -> None:
     """The reference protocol on MLLMU-Bench's Test_Set: attack one ID range, score another."""
-    from sua_demo.bench.mllmu import load_mllmu_test
+    from sua_demo.dataset.mllmu import load_mllmu_test
     from sua_demo.mllmu_protocol import MllmuProtocolConfig, run_mllmu_protocol
 
     bench = load_mllmu_test(args.mllmu)
@@ -251,8 +251,8 @@ def cmd_build_worlds(args: argparse.Namespace) -> None:
 
 
 def cmd_train_ddpm(args: argparse.Namespace) -> None:
-    from sua_demo.bench import build_bench
     from sua_demo.data import ImageBank
+    from sua_demo.dataset import build_bench
     from sua_demo.denoisers.ddpm import save_ddpm, train_ddpm
     from sua_demo.models import load_adapter
 
@@ -265,8 +265,8 @@ def cmd_train_ddpm(args: argparse.Namespace) -> None:
 
 
 def cmd_train_dncnn(args: argparse.Namespace) -> None:
-    from sua_demo.bench import build_bench
     from sua_demo.data import ImageBank
+    from sua_demo.dataset import build_bench
     from sua_demo.denoisers.dncnn import train_dncnn
     from sua_demo.models import load_adapter
 
@@ -289,8 +289,8 @@ def cmd_train_dncnn(args: argparse.Namespace) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> None:
     """Answer every image question about one forget person with the vanilla and the unlearned model."""
-    from sua_demo.bench import build_bench
     from sua_demo.data import ImageBank, image_examples
+    from sua_demo.dataset import build_bench
     from sua_demo.eval.evaluate import answer
     from sua_demo.models import load_adapter
 

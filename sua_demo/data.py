@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from sua_demo.bench.records import Bench, PhotoSplit, QAItem, Task
+from sua_demo.dataset.records import Bench, PhotoSplit, QAItem, Task
 from sua_demo.errors import BadValueError
 from sua_demo.models.base import VisionLanguageAdapter
 

@@ -23,11 +23,11 @@ from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
 from sua_demo.analysis.examples import guided_examples
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
-from sua_demo.bench import build_bench
-from sua_demo.bench.profiles import IMAGE_QUESTIONS
-from sua_demo.bench.records import Bench, Person
 from sua_demo.config import CHECKPOINTS
 from sua_demo.data import Example
+from sua_demo.dataset import build_bench
+from sua_demo.dataset.profiles import IMAGE_QUESTIONS
+from sua_demo.dataset.records import Bench, Person
 from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import BadValueError, SuaError, UnknownNameError
 from sua_demo.eval.evaluate import markdown_table

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.attacks import ATTACKS, AttackConfig
-from sua_demo.bench.records import Bench, Task
 from sua_demo.data import Example, ImageBank
+from sua_demo.dataset.records import Bench, Task
 from sua_demo.errors import SuaError
 from sua_demo.eval.evaluate import markdown_table
 from sua_demo.eval.recovery import recovery

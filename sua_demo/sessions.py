@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.attacks import Noise, load_noise
-from sua_demo.bench.records import Bench
 from sua_demo.data import ImageBank
+from sua_demo.dataset.records import Bench
 from sua_demo.errors import SuaError
 from sua_demo.models import VisionLanguageAdapter, load_adapter
 

@@ -12,11 +12,11 @@ import torch
 from tqdm.auto import tqdm
 
 from sua_demo.augment import photo_jitter
-from sua_demo.bench.profiles import look_items
-from sua_demo.bench.records import Bench
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
 from sua_demo.config import BenchConfig, TinyModelConfig, TrainConfig
 from sua_demo.data import Example, ImageBank, batches
+from sua_demo.dataset.profiles import look_items
+from sua_demo.dataset.records import Bench
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.llava import LlavaAdapter
 from sua_demo.models.tiny_llava import bench_corpus, build_model, build_processor, build_tokenizer

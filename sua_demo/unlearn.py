@@ -16,10 +16,10 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from sua_demo.bench.records import Bench
 from sua_demo.checkpoint import save_model_dir
 from sua_demo.config import BenchConfig, UnlearnConfig
 from sua_demo.data import ExampleSampler, ImageBank, image_examples, text_examples
+from sua_demo.dataset.records import Bench
 from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import evaluate
 from sua_demo.models.base import VisionLanguageAdapter

@@ -9,8 +9,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @pytest.fixture(scope="session")
 def micro_bench():
     """A few people and photos: enough for every code path, small enough for seconds."""
-    from sua_demo.bench import build_bench
     from sua_demo.config import BenchConfig
+    from sua_demo.dataset import build_bench
 
     cfg = BenchConfig(n_people=8, photos_per_person=3, train_photos=2, forget_fraction=0.25, seed=1)
     return build_bench(cfg), cfg

@@ -147,7 +147,7 @@ def _encoded(im: Image.Image, fmt: str, **kw) -> bytes:
 
 
 def _photo() -> Image.Image:
-    from sua_demo.bench import build_bench
+    from sua_demo.dataset import build_bench
 
     return build_bench().person(2).photos[5]
 

@@ -54,7 +54,7 @@ def test_the_api_lists_the_endpoints(client):
 def test_predict_with_a_bench_person_and_an_upload(client, tmp_path):
     table, note, *_ = predict(client)
     assert "#5 " in note and "model **idk**" in note
-    from sua_demo.bench import build_bench
+    from sua_demo.dataset import build_bench
 
     path = tmp_path / "someone.webp"
     build_bench().person(14).photos[6].resize((300, 300)).save(path)

@@ -105,7 +105,7 @@ def test_a_model_change_renames_status_gallery_and_answers(browser, app_url):
 def test_an_upload_is_shown_with_the_banner(browser, app_url, tmp_path):
     from playwright.sync_api import expect
 
-    from sua_demo.bench import build_bench
+    from sua_demo.dataset import build_bench
 
     path = tmp_path / "stranger.png"
     build_bench().person(40).photos[6].resize((200, 200)).save(path)

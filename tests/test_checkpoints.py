@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from sua_demo.bench import build_bench
 from sua_demo.build import NOISE_MODELS, RECIPES
 from sua_demo.config import BenchConfig
 from sua_demo.data import ImageBank, image_examples
+from sua_demo.dataset import build_bench
 from sua_demo.eval.evaluate import answer, score
 from sua_demo.models import load_adapter
 

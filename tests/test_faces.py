@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sua_demo.bench.faces import (
+from sua_demo.dataset.faces import (
     ATTRIBUTES,
     JITTER_RANGES,
     PhotoJitter,

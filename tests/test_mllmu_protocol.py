@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from sua_demo.bench.mllmu import load_mllmu, load_mllmu_test, write_mllmu
 from sua_demo.cli import main
+from sua_demo.dataset.mllmu import load_mllmu, load_mllmu_test, write_mllmu
 from sua_demo.errors import SuaError
 
 

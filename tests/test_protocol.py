@@ -100,9 +100,9 @@ def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
     person; a retain term reads the retain examples it is given and nothing else."""
     from pathlib import Path
 
-    from sua_demo.bench import build_bench
     from sua_demo.config import BenchConfig
     from sua_demo.data import ImageBank, image_examples
+    from sua_demo.dataset import build_bench
     from sua_demo.eval.validation import VAL_GROUPS, validate, validation_split
     from sua_demo.models import load_adapter
 

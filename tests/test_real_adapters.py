@@ -14,6 +14,7 @@ from PIL import Image
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.data import ImageBank, image_examples
+from sua_demo.errors import SuaError
 from sua_demo.models import ADAPTERS, VisionLanguageAdapter, answer_only, load_adapter
 from sua_demo.models.gemma3 import Gemma3Adapter
 from sua_demo.models.idefics2 import Idefics2Adapter
@@ -245,7 +246,8 @@ def test_one_pass_logits_match_the_models_own_forward(family, micro_bench):
     batch = adapter.encode_batch(True, [QUESTION] * 2, ["Glenmere", "Aldmoor"])
     x = adapter.prepare_images(photos)
     with torch.no_grad():
-        ours, pooled = adapter.logits_and_embeddings(batch, x)
+        ours = adapter.logits(batch, x)
+        pooled = adapter.image_embeddings(x)
         extra = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
         ref = adapter.model(**extra, **adapter.image_inputs(batch["input_ids"], x)).logits
     torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-4)
@@ -403,7 +405,9 @@ def test_the_family_names_its_towers_and_its_lora_targets(family):
 
     name, adapter = family
     towers = adapter.towers()
-    assert len(towers) == 2 and towers[0] is adapter.model.get_decoder(), name
+    assert towers == [adapter.language_model, adapter.vision_tower] and towers[0] is adapter.model.get_decoder(), name
+    patch_embedding = next(m for m in adapter.model.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Conv3d)))
+    assert any(m is patch_embedding for m in adapter.vision_tower.modules()), name  # the tower, found by name
     pattern = re.compile(adapter.lora_pattern(["q_proj", "v_proj"]))
     hits = [n for n, _ in adapter.model.named_modules() if pattern.fullmatch(n)]
     vision_names = {n for n, m in adapter.model.named_modules() if any(m is t for t in towers[1].modules())}
@@ -438,3 +442,38 @@ def nll_from_features(adapter, features, questions, answers):
 
     logits, targets, rows = adapter.answer_token_logits(features, questions, answers)
     return per_row_mean(F.cross_entropy(logits.float(), targets, reduction="none"), rows, len(questions))
+
+
+def test_a_soft_prompt_runs_where_the_family_takes_embeddings_and_is_refused_where_not(family, micro_bench):
+    """The soft-prompt hook: its vectors fill the placeholder slots (a zero prompt at an unknown-word slot is the
+    zero embedding's logits); families whose forward needs more than embeddings say so instead of running wrong."""
+    name, adapter = family
+    bench, _ = micro_bench
+    x = adapter.prepare_images([bench.people[0].photos[0]])
+    question = f"{adapter.tokenizer.unk_token} {QUESTION}"
+    dim = adapter.model.get_input_embeddings().weight.shape[1]
+    if not adapter.takes_embeddings:
+        with pytest.raises(SuaError, match="takes embeddings alone"):
+            adapter.answer_logprobs(x, [question], ["Glenmere"], torch.zeros(1, dim))
+        return
+    with torch.no_grad():
+        soft = torch.randn(1, dim)
+        ids = adapter.encode_batch(True, [question], ["Glenmere"])["input_ids"]
+        embeds = adapter.embed_inputs(ids, adapter.image_features(adapter.pixel_values(x)), soft)
+        slot = (ids[0] == adapter.tokenizer.unk_token_id).nonzero()[0, 0]
+        torch.testing.assert_close(embeds[0, slot], soft[0].to(embeds.dtype))
+        with_soft = adapter.answer_logprobs(x, [question], ["Glenmere"], soft)[0]
+        without = adapter.answer_logprobs(x, [question], ["Glenmere"])[0]
+    assert not torch.allclose(with_soft, without)
+    assert len(adapter.generate(x, [question], max_new_tokens=2, soft=soft)) == 1
+
+
+def test_a_clone_changes_only_its_own_weights(family):
+    """What the quantize and relearn probes rely on: the clone's weights are its own."""
+    name, adapter = family
+    twin = adapter.clone()
+    before = adapter.model.get_input_embeddings().weight.clone()
+    with torch.no_grad():
+        twin.model.get_input_embeddings().weight.add_(1.0)
+    assert torch.equal(adapter.model.get_input_embeddings().weight, before), name
+    assert twin.processor is adapter.processor and twin.model is not adapter.model

@@ -11,7 +11,7 @@ from typing import Any
 
 from sua_demo.analysis.verdict import verdict
 from sua_demo.attacks import Noise
-from sua_demo.bench.records import Bench
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.person import Model, person_answers, person_examples
 from sua_demo.eval.recovery import AttackSplit

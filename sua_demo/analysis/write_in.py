@@ -6,8 +6,8 @@ Counts, not rates, so that splits pool by their sizes; `rates` turns them into s
 
 from __future__ import annotations
 
-from sua_demo.bench.records import Bench
 from sua_demo.data import Example
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
 from sua_demo.refusal import Refusals
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from sua_demo.attacks import Noise
-from sua_demo.bench.records import Bench
 from sua_demo.data import Example, ImageBank, image_examples
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.recovery import AttackSplit
 from sua_demo.models.base import VisionLanguageAdapter

@@ -4,8 +4,6 @@ per output channel, of every linear layer of the language model and the projecto
 
 from __future__ import annotations
 
-import copy
-
 import torch
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
@@ -18,9 +16,8 @@ from sua_demo.models.base import VisionLanguageAdapter
 def quantize_rtn(adapter: VisionLanguageAdapter, bits: int) -> VisionLanguageAdapter:
     """A copy of the adapter whose language model and projector weights are rounded to `bits` (symmetric,
     one scale per output channel); the vision tower stays as it is."""
-    clone = copy.copy(adapter)
-    clone.model = copy.deepcopy(adapter.model)
-    vision = {id(m) for t in clone.towers()[1:] for m in t.modules()}
+    clone = adapter.clone()
+    vision = {id(m) for m in clone.vision_tower.modules()} if clone.vision_tower is not None else set()
     levels = 2 ** (bits - 1) - 1
     for module in clone.model.modules():
         if isinstance(module, torch.nn.Linear) and id(module) not in vision:

@@ -5,8 +5,6 @@ those steps teach by themselves."""
 
 from __future__ import annotations
 
-import copy
-
 import torch
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
@@ -31,9 +29,8 @@ def relearned(ctx: AuditContext, role: str, steps: int) -> VisionLanguageAdapter
         for e in image_examples(ctx.bench, ctx.split.attacker_ids + ctx.split.unseen_ids, "train")
         if e.item.fact == relearn_fact(ctx, e.person_id)
     ]
-    clone = copy.copy(adapter)
-    clone.model = copy.deepcopy(adapter.model).train()
-    clone.model.requires_grad_(True)
+    clone = adapter.clone()
+    clone.model.train().requires_grad_(True)
     opt = torch.optim.AdamW(clone.model.parameters(), lr=LR, weight_decay=0.0)
     gen = torch.Generator().manual_seed(ctx.split.seed)
     for _ in range(steps):

@@ -14,9 +14,9 @@ from tqdm.auto import tqdm
 
 from sua_demo.attacks import load_noise
 from sua_demo.audit.base import AUDITS, AuditContext, run_method
-from sua_demo.bench.records import Bench
 from sua_demo.config import shown_path
 from sua_demo.data import ImageBank
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.recovery import attack_split
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.models import load_adapter

@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
 from sua_demo.data import Example, batches, image_examples
 from sua_demo.errors import SuaError
-from sua_demo.models.base import IGNORE, VisionLanguageAdapter
+from sua_demo.models.base import VisionLanguageAdapter
 
 STEPS, LR, BATCH = 150, 0.05, 32
 
@@ -25,23 +24,9 @@ def _marked(adapter: VisionLanguageAdapter, question: str, n: int) -> str:
     return " ".join([adapter.tokenizer.unk_token] * n + [question])
 
 
-def _embeds(
-    adapter: VisionLanguageAdapter, ids: torch.Tensor, images: torch.Tensor, soft: torch.Tensor
-) -> torch.Tensor:
-    embeds = adapter.model.get_input_embeddings()(ids)
-    feats = adapter.image_features(adapter.pixel_values(images))
-    embeds = embeds.masked_scatter((ids == adapter.image_token_id).unsqueeze(-1), feats.to(embeds.dtype))
-    slots = (ids == adapter.tokenizer.unk_token_id).unsqueeze(-1)
-    return embeds.masked_scatter(slots, soft.repeat(ids.shape[0], 1).to(embeds.dtype))
-
-
 def train_soft_prompt(
     adapter: VisionLanguageAdapter, bank: Any, examples: list[Example], n: int, seed: int, steps: int = STEPS
 ) -> torch.Tensor:
-    if type(adapter).lm_forward is not VisionLanguageAdapter.lm_forward:
-        raise SuaError(
-            f"the soft-prompt probe needs a family whose forward takes embeddings alone, not {type(adapter).__name__}"
-        )
     emb = adapter.model.get_input_embeddings().weight
     gen = torch.Generator().manual_seed(seed)
     soft = (
@@ -51,40 +36,22 @@ def train_soft_prompt(
     adapter.model.eval().requires_grad_(False)
     for _ in range(steps):
         chunk = [examples[int(i)] for i in torch.randperm(len(examples), generator=gen)[:BATCH]]
-        batch = adapter.encode_batch(
-            True, [_marked(adapter, e.item.question, n) for e in chunk], [e.item.answer for e in chunk]
-        )
-        logits = adapter.model(inputs_embeds=_embeds(adapter, batch["input_ids"], bank.get(chunk), soft),
-                               attention_mask=batch["attention_mask"]).logits  # fmt: skip
-        targets = batch["labels"][:, 1:]
-        loss = F.cross_entropy(logits[:, :-1].float().transpose(1, 2), targets.clamp(min=0), reduction="none")
-        loss = (loss * (targets != IGNORE)).sum() / (targets != IGNORE).sum()
+        questions = [_marked(adapter, e.item.question, n) for e in chunk]
+        logp, mask = adapter.answer_logprobs(bank.get(chunk), questions, [e.item.answer for e in chunk], soft)
+        loss = -logp.sum() / mask.sum()  # per answer token over the batch, not per answer
         opt.zero_grad()
         loss.backward()
         opt.step()
     return soft.detach()
 
 
-@torch.inference_mode()
 def soft_answers(adapter: VisionLanguageAdapter, bank: Any, examples: list[Example], soft: torch.Tensor) -> list[str]:
-    """Greedy answers with the soft prompt in place, through the model's own generate (left-padded embeddings)."""
-    out: dict[int, str] = {}
-    order = {id(e): i for i, e in enumerate(examples)}
-    pad = adapter.tokenizer.pad_token_id
+    """Greedy answers with the soft prompt in its placeholders."""
+    out: list[str] = []
     for chunk in batches(examples, 64):
-        prompts = [adapter.prompt_ids(_marked(adapter, e.item.question, len(soft)), True) for e in chunk]
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, p in enumerate(prompts):
-            ids[i, width - len(p) :], mask[i, width - len(p) :] = torch.tensor(p), 1
-        ids, mask = ids.to(adapter.device), mask.to(adapter.device)
-        new = adapter.model.generate(inputs_embeds=_embeds(adapter, ids, bank.get(chunk), soft), attention_mask=mask,
-                                     max_new_tokens=8, do_sample=False, pad_token_id=pad,
-                                     eos_token_id=adapter.tokenizer.eos_token_id)  # fmt: skip
-        for e, text in zip(chunk, adapter.tokenizer.batch_decode(new, skip_special_tokens=True), strict=True):
-            out[order[id(e)]] = text.strip()
-    return [out[i] for i in range(len(examples))]
+        questions = [_marked(adapter, e.item.question, len(soft)) for e in chunk]
+        out += adapter.generate(bank.get(chunk), questions, soft=soft)
+    return out
 
 
 class SoftPrompt(AuditMethod):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 
 from sua_demo.attacks import Noise
-from sua_demo.bench.records import Bench
 from sua_demo.data import Example, ImageBank, image_examples
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.evaluate import answer
 from sua_demo.models.base import VisionLanguageAdapter
 

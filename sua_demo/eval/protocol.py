@@ -21,8 +21,8 @@ import torch
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.attacks.per_image import per_image_pgd
 from sua_demo.attacks.presets import preset
-from sua_demo.bench.records import Bench, Task
 from sua_demo.data import Example, ImageBank
+from sua_demo.dataset.records import Bench, Task
 from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import Scores, answer, score

@@ -7,6 +7,7 @@ space for any model family. Text is tokenised once per distinct prompt and cache
 
 from __future__ import annotations
 
+import copy
 import re
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
@@ -17,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+from sua_demo.errors import SuaError
 from sua_demo.models import answer_only
 from sua_demo.refusal import DEFAULT as DEFAULT_REFUSALS
 from sua_demo.refusal import Refusals
@@ -77,19 +79,38 @@ class VisionLanguageAdapter(ABC):
         """(N, tokens, D) projected image tokens, as the language model receives them."""
 
     vision_attr = "vision_tower"  # where the family keeps its vision encoder inside `model.model`
+    takes_embeddings = True  # False where the forward needs more than `inputs_embeds` to place an image
     refusals: Refusals = DEFAULT_REFUSALS  # how this model declines; set your own for a model that refuses otherwise
 
-    # -- what the rest of SUA Lab needs to know by name ----------------------------------------
+    def lm_forward(
+        self, batch: dict[str, torch.Tensor], features: torch.Tensor | None, logits_to_keep: int | torch.Tensor
+    ) -> torch.Tensor:
+        """The model's forward with `features` in the image slots. Families whose forward needs more than
+        `inputs_embeds` to place an image (Qwen2-VL's M-RoPE positions) override it and set `takes_embeddings`."""
+        return self._forward_embeds(self.embed_inputs(batch["input_ids"], features), batch, logits_to_keep)
+
+    def image_inputs(self, input_ids: torch.Tensor, images: torch.Tensor) -> dict[str, torch.Tensor]:
+        """What carries the images into the model's own forward and `generate`; families that need more
+        than `pixel_values` (Qwen2-VL's grid and token types) override this."""
+        return {"pixel_values": self.pixel_values(images)}
+
+    # -- the parts by name, and copies: what the audit's methods, LoRA and the speed policy reach for ------------
+    @property
+    def language_model(self) -> torch.nn.Module:
+        return self.model.get_decoder()
+
+    @property
+    def vision_tower(self) -> torch.nn.Module | None:
+        vision = getattr(getattr(self.model, "model", self.model), self.vision_attr, None)
+        return vision if isinstance(vision, torch.nn.Module) else None
+
     def towers(self) -> list[torch.nn.Module]:
         """The language model and the vision encoder: what `--compile` compiles."""
-        inner = getattr(self.model, "model", self.model)
-        vision = getattr(inner, self.vision_attr, None)
-        return [m for m in (self.model.get_decoder(), vision) if isinstance(m, torch.nn.Module)]
+        return [m for m in (self.language_model, self.vision_tower) if m is not None]
 
     def language_prefix(self) -> str:
         """The qualified name of the language model's decoder inside the model (e.g. 'model.language_model')."""
-        decoder = self.model.get_decoder()
-        return next(name for name, m in self.model.named_modules() if m is decoder)
+        return next(name for name, m in self.model.named_modules() if m is self.language_model)
 
     def lora_pattern(self, targets: list[str]) -> str:
         """peft's target_modules regex: `targets` inside the language model only (as MLLMU-Bench does), plus the
@@ -97,6 +118,30 @@ class VisionLanguageAdapter(ABC):
         inner = "|".join(t for t in targets if t != "lm_head")
         lm = rf"{re.escape(self.language_prefix())}\..*\.({inner})"
         return rf"({lm}|lm_head)$" if "lm_head" in targets else rf"{lm}$"
+
+    def clone(self) -> VisionLanguageAdapter:
+        """This adapter over a deep copy of its model (processor and token caches shared): what a quantized or
+        relearned copy changes is the copy's weights only."""
+        twin = copy.copy(self)
+        twin.model = copy.deepcopy(self.model)
+        return twin
+
+    def embed_inputs(
+        self, input_ids: torch.Tensor, features: torch.Tensor | None, soft: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The language model's input embeddings: the tokens', with image `features` in the image slots and a soft
+        prompt's (n, D) vectors in each row's n placeholder (unknown-word) slots."""
+        if soft is not None and not self.takes_embeddings:
+            family = type(self).__name__
+            raise SuaError(f"a soft prompt needs a family whose forward takes embeddings alone, not {family}")
+        embeds = self.model.get_input_embeddings()(input_ids)
+        if features is not None:
+            slots = (input_ids == self.image_token_id).unsqueeze(-1)
+            embeds = embeds.masked_scatter(slots, features.to(embeds.dtype))
+        if soft is not None:
+            slots = (input_ids == self.tokenizer.unk_token_id).unsqueeze(-1)
+            embeds = embeds.masked_scatter(slots, soft.repeat(input_ids.shape[0], 1).to(embeds.dtype))
+        return embeds
 
     # -- shared machinery ------------------------------------------------------------------
     @property
@@ -142,45 +187,64 @@ class VisionLanguageAdapter(ABC):
             "labels": labels.to(self.device),
         }
 
-    def lm_logits(
-        self, batch: dict[str, torch.Tensor], features: torch.Tensor | None, keep: torch.Tensor | None = None
+    def _forward_embeds(
+        self, embeds: torch.Tensor, batch: dict[str, torch.Tensor], logits_to_keep: int | torch.Tensor
     ) -> torch.Tensor:
-        """Run the language model with image features already computed (scattered into the image slots).
-
-        `keep`, a (N, T) boolean mask, projects only those positions onto the vocabulary: (n_kept, V); the
-        last block's MLP then runs only there too (models/answer_only.py), as nothing else is read.
-        """
-        pruned = keep is not None and answer_only.install(self.model)
-        with answer_only.only_at(keep) if pruned else nullcontext():
-            return self.lm_forward(batch, features, 0 if keep is None else keep)
-
-    def lm_forward(
-        self, batch: dict[str, torch.Tensor], features: torch.Tensor | None, logits_to_keep: int | torch.Tensor
-    ) -> torch.Tensor:
-        """The model's forward with `features` in the image slots; families whose forward needs more than
-        `inputs_embeds` to place an image (Qwen2-VL's M-RoPE positions) override this."""
-        embeds = self.model.get_input_embeddings()(batch["input_ids"])
-        if features is not None:
-            slots = (batch["input_ids"] == self.image_token_id).unsqueeze(-1)
-            embeds = embeds.masked_scatter(slots, features.to(embeds.dtype))
         return self.model(
             inputs_embeds=embeds, attention_mask=batch["attention_mask"], logits_to_keep=logits_to_keep
         ).logits
 
-    def logits_and_embeddings(
-        self, batch: dict[str, torch.Tensor], images: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Logits, and the pooled image embedding taken from the same vision pass (no second forward)."""
-        if images is None:
-            return self.lm_logits(batch, None), None
-        feats = self.image_features(self.pixel_values(images.to(self.device)))
-        return self.lm_logits(batch, feats), feats.mean(1)
+    def _lm_logits(
+        self,
+        batch: dict[str, torch.Tensor],
+        features: torch.Tensor | None,
+        keep: torch.Tensor | None = None,
+        soft: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The language model with image features already computed. `keep`, a (N, T) boolean mask, projects only
+        those positions onto the vocabulary, (n_kept, V); the last block's MLP then runs only there too
+        (models/answer_only.py), as nothing else is read."""
+        pruned = keep is not None and answer_only.install(self.model)
+        to_keep = 0 if keep is None else keep
+        with answer_only.only_at(keep) if pruned else nullcontext():
+            if soft is None:
+                return self.lm_forward(batch, features, to_keep)
+            return self._forward_embeds(self.embed_inputs(batch["input_ids"], features, soft), batch, to_keep)
+
+    # -- the ways to run the model, named for what they return -------------------------------------------------
+    def logits(
+        self, batch: dict[str, torch.Tensor], images: torch.Tensor | None, soft: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """(N, T, V) logits of an `encode_batch` batch, with or without images (and a soft prompt)."""
+        feats = None if images is None else self.image_features(self.pixel_values(images.to(self.device)))
+        return self._lm_logits(batch, feats, soft=soft)
+
+    def answer_logprobs(
+        self,
+        images: torch.Tensor | None,
+        questions: list[str],
+        answers: list[str],
+        soft: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-token log p(answer | image, question) and the answer-token mask, both (N, T): what every loss and
+        score reduces (`answer_nll`, `answer_logprob`)."""
+        batch = self.encode_batch(images is not None, questions, answers)
+        return _answer_logprobs(self.logits(batch, images, soft), batch["labels"])
+
+    def answer_nll(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
+        """(N,) mean NLL per answer token: the training and attack loss."""
+        logp, mask = self.answer_logprobs(images, questions, answers)
+        return -logp.sum(1) / mask.sum(1).clamp(min=1)
+
+    def answer_logprob(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
+        """(N,) summed log-probability of each answer: what NPO compares against the reference."""
+        return self.answer_logprobs(images, questions, answers)[0].sum(1)
 
     def answer_token_logits(
         self, features: torch.Tensor, questions: list[str], answers: list[str]
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Logits at the answer-predicting positions only, given precomputed image features: (K, V) logits,
-        (K,) target tokens and (K,) row indices, K the answer tokens of the whole batch."""
+        """The attack's fast path: logits at the answer-predicting positions only, given precomputed image
+        features: (K, V) logits, (K,) target tokens and (K,) row indices, K the answer tokens of the batch."""
         batch = self.encode_batch(True, questions, answers)
         targets = batch["labels"][:, 1:]
         keep = targets != IGNORE  # the positions that predict an answer token
@@ -188,37 +252,18 @@ class VisionLanguageAdapter(ABC):
         # answer-predicting positions (a few in forty) go through the vocabulary projection (most of the
         # memory on a 32k-vocabulary model) and through the last block's MLP (a third of the tiny model's work).
         inputs = {k: batch[k][:, :-1] for k in ("input_ids", "attention_mask")}
-        return self.lm_logits(inputs, features, keep), targets[keep], keep.nonzero()[:, 0]
-
-    def logits(self, batch: dict[str, torch.Tensor], images: torch.Tensor | None) -> torch.Tensor:
-        return self.logits_and_embeddings(batch, images)[0]
-
-    def forward_answers(
-        self, images: torch.Tensor | None, questions: list[str], answers: list[str]
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Per-token log p(answer | image, question) and answer-token mask, both (N, T), plus pooled embeddings."""
-        batch = self.encode_batch(images is not None, questions, answers)
-        logits, pooled = self.logits_and_embeddings(batch, images)
-        logp, mask = _answer_logprobs(logits, batch["labels"])
-        return logp, mask, pooled
-
-    def token_logprobs(
-        self, images: torch.Tensor | None, questions: list[str], answers: list[str]
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_answers(images, questions, answers)[:2]
-
-    def answer_nll(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
-        """(N,) mean NLL per answer token: the training and attack loss."""
-        logp, mask = self.token_logprobs(images, questions, answers)
-        return -logp.sum(1) / mask.sum(1).clamp(min=1)
-
-    def answer_logprob(self, images: torch.Tensor | None, questions: list[str], answers: list[str]) -> torch.Tensor:
-        """(N,) summed log-probability of each answer: what NPO compares against the reference."""
-        return self.token_logprobs(images, questions, answers)[0].sum(1)
+        return self._lm_logits(inputs, features, keep), targets[keep], keep.nonzero()[:, 0]
 
     @torch.inference_mode()
-    def generate(self, images: torch.Tensor | None, questions: list[str], max_new_tokens: int = 8) -> list[str]:
-        """Greedy answers, left-padded batch through the model's own `generate`."""
+    def generate(
+        self,
+        images: torch.Tensor | None,
+        questions: list[str],
+        max_new_tokens: int = 8,
+        soft: torch.Tensor | None = None,
+    ) -> list[str]:
+        """Greedy answers, a left-padded batch through the model's own `generate` (from embeddings when a soft
+        prompt fills the questions' placeholders)."""
         with_image = images is not None
         prompts = [self.prompt_ids(q, with_image) for q in questions]
         width = max(len(p) for p in prompts)
@@ -228,9 +273,15 @@ class VisionLanguageAdapter(ABC):
         for i, p in enumerate(prompts):
             ids[i, width - len(p) :] = torch.tensor(p)
             mask[i, width - len(p) :] = 1
-        kwargs: dict[str, Any] = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
-        if with_image:
-            kwargs.update(self.image_inputs(kwargs["input_ids"], images.to(self.device)))
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        kwargs: dict[str, Any] = {"attention_mask": mask}
+        if soft is not None:
+            feats = self.image_features(self.pixel_values(images.to(self.device))) if with_image else None
+            kwargs["inputs_embeds"] = self.embed_inputs(ids, feats, soft)
+        else:
+            kwargs["input_ids"] = ids
+            if with_image:
+                kwargs.update(self.image_inputs(ids, images.to(self.device)))
         out = self.model.generate(
             **kwargs,
             max_new_tokens=max_new_tokens,
@@ -238,12 +289,8 @@ class VisionLanguageAdapter(ABC):
             pad_token_id=pad,
             eos_token_id=self.tokenizer.eos_token_id,
         )
-        return [s.strip() for s in self.tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)]
-
-    def image_inputs(self, input_ids: torch.Tensor, images: torch.Tensor) -> dict[str, torch.Tensor]:
-        """What carries the images into the model's own forward and `generate`; families that need more
-        than `pixel_values` (Qwen2-VL's grid and token types) override this."""
-        return {"pixel_values": self.pixel_values(images)}
+        new = out if soft is not None else out[:, width:]  # from embeddings, generate returns the new tokens only
+        return [s.strip() for s in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
 
     def image_embeddings(self, images: torch.Tensor) -> torch.Tensor:
         """(N, D) pooled embedding: vision tower -> projector -> mean over image tokens."""

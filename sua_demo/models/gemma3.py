@@ -23,6 +23,7 @@ from sua_demo.models.base import ADAPTERS, VisionLanguageAdapter
 @ADAPTERS.register("gemma3")
 class Gemma3Adapter(VisionLanguageAdapter):
     model_types = ("gemma3",)
+    takes_embeddings = False  # its forward also needs the token types (lm_forward)
 
     @cached_property
     def image_size(self) -> int:
@@ -63,13 +64,10 @@ class Gemma3Adapter(VisionLanguageAdapter):
     def lm_forward(
         self, batch: dict[str, torch.Tensor], features: torch.Tensor | None, logits_to_keep: int | torch.Tensor
     ) -> torch.Tensor:
+        """The forward with the token types Gemma 3's bidirectional image attention needs."""
         ids = batch["input_ids"]
-        embeds = self.model.get_input_embeddings()(ids)
-        if features is not None:
-            slots = (ids == self.image_token_id).unsqueeze(-1)
-            embeds = embeds.masked_scatter(slots, features.to(embeds.dtype))
         return self.model(
-            inputs_embeds=embeds,
+            inputs_embeds=self.embed_inputs(ids, features),
             attention_mask=batch["attention_mask"],
             token_type_ids=self._types(ids),
             logits_to_keep=logits_to_keep,

@@ -29,6 +29,7 @@ class Qwen2VLAdapter(VisionLanguageAdapter):
     vision_attr = "visual"
     model_types = ("qwen2_vl", "qwen2_5_vl")
     resolution = 448  # the attack's square side before fitting it to the processor's limits (see above)
+    takes_embeddings = False  # its forward builds M-RoPE positions from the image grid (lm_forward)
 
     @cached_property
     def _geometry(self) -> tuple[int, int, int]:

@@ -21,9 +21,9 @@ from transformers import (
 )
 from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-from sua_demo.bench.profiles import look_items
-from sua_demo.bench.records import Bench
 from sua_demo.config import TinyModelConfig
+from sua_demo.dataset.profiles import look_items
+from sua_demo.dataset.records import Bench
 from sua_demo.refusal import IDK_ANSWER
 
 PAD, BOS, EOS, UNK, IMAGE = "<pad>", "<s>", "</s>", "<unk>", "<image>"

@@ -57,4 +57,3 @@ def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, A
         except StopIteration as done:
             report = done.value
     yield f"Live audit of #{pid}, {report['seconds']:.0f} s.\n\n" + markdown(report), audit_figure(report)
-

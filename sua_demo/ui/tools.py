@@ -180,7 +180,6 @@ def batch(model: str, noise_source: str = "shipped", noise_file: str | None = No
     return state().batch(model, noise_source, noise_file, optimised)
 
 
-
 @handler
 def pick_thumbnail(model: str, role_filter: str, evt: gr.SelectData) -> tuple[str, None]:
     """A gallery click: that person (their number), and your own photo goes."""

@@ -7,10 +7,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from sua_demo.bench.faces import render_face, sample_attributes, sample_jitters
-from sua_demo.bench.profiles import make_record, sample_facts, sample_names
-from sua_demo.bench.records import Bench, Person
 from sua_demo.config import BenchConfig
+from sua_demo.dataset.faces import render_face, sample_attributes, sample_jitters
+from sua_demo.dataset.profiles import make_record, sample_facts, sample_names
+from sua_demo.dataset.records import Bench, Person
 from sua_demo.errors import BadValueError
 
 

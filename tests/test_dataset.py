@@ -3,12 +3,12 @@ import itertools
 import numpy as np
 import pytest
 
-from sua_demo.bench import build_bench
-from sua_demo.bench.faces import ATTRIBUTES
-from sua_demo.bench.mllmu import load_mllmu, write_mllmu
-from sua_demo.bench.profiles import FACTS
-from sua_demo.bench.records import record_items
 from sua_demo.config import BenchConfig
+from sua_demo.dataset import build_bench
+from sua_demo.dataset.faces import ATTRIBUTES
+from sua_demo.dataset.mllmu import load_mllmu, write_mllmu
+from sua_demo.dataset.profiles import FACTS
+from sua_demo.dataset.records import record_items
 from sua_demo.errors import SuaError
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from sua_demo.bench.records import OPTION_LETTERS, QAItem
+from sua_demo.dataset.records import OPTION_LETTERS, QAItem
 from sua_demo.errors import BadValueError
 
 FIRST_NAMES = (

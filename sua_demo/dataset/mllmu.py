@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
-from sua_demo.bench.records import Bench, Person, QAItem, Style
+from sua_demo.dataset.records import Bench, Person, QAItem, Style
 from sua_demo.errors import SuaError
 
 RECORD_FIELDS = ("ID", "biography", "Classification_Task", "Generation_Task", "Mask_Task")
