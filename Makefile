@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-fast test-slow lint benchmarks checkpoints noises worlds audits recipes-table clean
+.PHONY: install run demo test test-fast test-slow lint benchmarks checkpoints noises worlds faithful audits recipes-table clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -58,6 +58,12 @@ noises: install
 # their summary beside the shipped world's in checkpoints/noise/worlds.{json,md}. Run after `make noises`.
 worlds: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-worlds --seeds 1 2 3 --root runs/worlds --noise checkpoints/noise
+
+# The faithful world (docs/world.md): the shared tower and general model (checkpoints/faithful/general), then the
+# default world's models (checkpoints/faithful) and two more worlds (runs/faithful). Stop it any time: the same
+# command resumes each step from its last checkpoint and skips finished models.
+faithful: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-faithful --seeds 0 1 2
 
 # The recipe's attacker-side validation: run files from `studies/attack_recipes.py --model M --variants ... --out`
 # (hours on 2 cores, on world 0's models) in checkpoints/noise/recipes/, and their table.

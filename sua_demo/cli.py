@@ -250,6 +250,16 @@ def cmd_build_worlds(args: argparse.Namespace) -> None:
     print((Path(args.noise) / "worlds.md").read_text())
 
 
+def cmd_build_faithful(args: argparse.Namespace) -> None:
+    from sua_demo.faithful import build_general, build_world
+
+    if args.general_only:
+        print(build_general())
+        return
+    for seed in args.seeds:
+        print(build_world(seed, args.only))
+
+
 def cmd_train_ddpm(args: argparse.Namespace) -> None:
     from sua_demo.data import ImageBank
     from sua_demo.dataset import build_bench
@@ -481,6 +491,12 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--root", default="runs/worlds", help="where the other worlds' models and noises are built")
     p.add_argument("--noise", default=str(CHECKPOINTS / "noise"), help="the shipped noises; worlds.json goes here")
     p.set_defaults(func=cmd_build_worlds)
+
+    p = sub.add_parser("build-faithful", help="the faithful world (docs/world.md): shared tower, then its models")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
+    p.add_argument("--only", nargs="*", help="build only these models (and what they need)")
+    p.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
+    p.set_defaults(func=cmd_build_faithful)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "ddpm"))

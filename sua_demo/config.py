@@ -30,6 +30,59 @@ class BenchConfig:
     forget_fraction: float = 0.15
     image_size: int = 128  # rendered size; the processor resizes to the model's input
     seed: int = 0
+    photos: str = "first"  # "first": framing and lighting vary; "varied": also light direction and colour,
+    # background, expression and hat (the faithful world, docs/world.md)
+    holdout_people: int = 0  # people beyond n_people that no model trains on (the faithful world: 10)
+
+
+POPULATION_SEEDS = 1000  # seeds from here on draw the tower's pretraining population; a bench refuses them
+
+
+@dataclass
+class TowerConfig:
+    """The faithful world's shared vision tower, pretrained once on people no bench has (docs/world.md)."""
+
+    people: int = 2000  # the pretraining population: other people, never a bench's
+    photos: int = 4  # varied photos each (pose, light, background, expression, hat)
+    seed: int = POPULATION_SEEDS  # its own seed stream, disjoint from every bench seed
+    image_size: int = 112  # the faithful world's input: 7 x 7 patches of 16 px
+    patch_size: int = 16
+    hidden: int = 128
+    layers: int = 4  # the language model reads the second-to-last, as LLaVA-1.5 reads CLIP's
+    heads: int = 4
+    text_layers: int = 2  # the caption tower, discarded after pretraining as LLaVA discards CLIP's
+    steps: int = 1000  # 32 epochs of the 8000 photos at batch 256
+    batch_size: int = 256  # CLIP's loss needs many negatives in a batch
+    lr: float = 1e-3
+    warmup_steps: int = 50
+    weight_decay: float = 0.1
+    checkpoint_every: int = 100  # a stopped build loses at most this many steps
+    precision: str = "fp32"  # shipped artefacts are fp32 on any CPU
+
+
+@dataclass
+class GeneralConfig:
+    """The faithful world's general stage: projector and language model taught to read the frozen tower, on the
+    pretraining population's visible attributes (LLaVA's two stages in one; docs/world.md)."""
+
+    steps: int = 1500
+    batch_size: int = 32
+    lr: float = 1e-3  # the fine-tune's rate, with the 1/sqrt(d) init
+    warmup_steps: int = 30
+    describe_fraction: float = 0.25  # the rest are questions about one visible attribute
+    checkpoint_every: int = 100
+    precision: str = "fp32"
+    seed: int = 0
+
+
+def faithful_bench(seed: int = 0) -> BenchConfig:
+    """The faithful world's bench (docs/world.md): photos drawn at the model's 112 px, varied, 10 holdout people."""
+    return BenchConfig(image_size=112, seed=seed, photos="varied", holdout_people=10)
+
+
+def faithful_model() -> TinyModelConfig:
+    """The faithful world's LLaVA: 112 px, 49 image tokens, a 4-layer tower read at its second-to-last layer."""
+    return TinyModelConfig(image_size=112, vision_layers=4, vision_feature_layer=-2, max_positions=224)
 
 
 @dataclass
@@ -67,6 +120,8 @@ class TrainConfig:
     text_only_fraction: float = 0.15  # some name-keyed text questions, so text-only forms are learnt too
     precision: str = "auto"  # "auto": bf16 autocast only where it is fast (sua_demo/precision.py), else fp32
     seed: int = 0
+    start_from: str = ""  # a model folder to start from (the faithful world's general model); "": a fresh model
+    train_parts: str = "all"  # "language_model": the vision tower and projector stay frozen (the faithful world)
 
 
 @dataclass
@@ -88,6 +143,7 @@ class UnlearnConfig:
     lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
     precision: str = "auto"  # as TrainConfig.precision
     seed: int = 0
+    train_parts: str = "all"  # as TrainConfig.train_parts; LoRA targets the language model either way
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:

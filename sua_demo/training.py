@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -13,14 +12,18 @@ from tqdm.auto import tqdm
 
 from sua_demo.augment import photo_jitter
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
-from sua_demo.config import BenchConfig, TinyModelConfig, TrainConfig
+from sua_demo.config import CHECKPOINTS, BenchConfig, TinyModelConfig, TrainConfig
 from sua_demo.data import Example, ImageBank, batches
 from sua_demo.dataset.profiles import look_items
-from sua_demo.dataset.records import Bench
+from sua_demo.dataset.records import Bench, QAItem
+from sua_demo.errors import BadValueError
+from sua_demo.machine import cpu_model
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.llava import LlavaAdapter
+from sua_demo.models.loading import load_adapter
 from sua_demo.models.tiny_llava import bench_corpus, build_model, build_processor, build_tokenizer
 from sua_demo.precision import Precision, resolve
+from sua_demo.resume import Checkpointed
 
 log = logging.getLogger(__name__)
 
@@ -36,16 +39,35 @@ def build_tiny(bench: Bench, cfg: TinyModelConfig) -> LlavaAdapter:
     return LlavaAdapter(build_model(cfg, tokenizer), processor, source="tiny-llava (untrained)")
 
 
+def starting_model(bench: Bench, cfg: TrainConfig, model_cfg: TinyModelConfig) -> VisionLanguageAdapter:
+    """A fresh tiny model, or the folder `cfg.start_from` (the faithful world's general model), with its vision
+    side frozen where `cfg.train_parts` says so."""
+    if cfg.train_parts not in ("all", "language_model"):
+        raise BadValueError(f"train_parts must be 'all' or 'language_model', not {cfg.train_parts!r}")
+    start = Path(cfg.start_from)
+    start = start if start.is_absolute() else CHECKPOINTS.parent / start  # saved configs name it from the checkout
+    adapter = load_adapter(start) if cfg.start_from else build_tiny(bench, model_cfg)
+    if cfg.train_parts == "language_model":
+        adapter.freeze_vision_side()
+    return adapter
+
+
+def photo_looks(bench: Bench, pid: int, photo: int) -> list[QAItem]:
+    """Questions about what is visible in this photo (its own background, expression and hat where they vary)."""
+    person = bench.person(pid)
+    return look_items(pid, person.photo_attributes[photo] if person.photo_attributes else person.attributes)
+
+
 def epoch_examples(bench: Bench, person_ids: list[int], cfg: TrainConfig, rng: np.random.Generator) -> list[Example]:
     """One epoch: every (person, train photo) with a few random image questions, plus some text-only ones."""
     image, text = [], []
     for pid in person_ids:
         person = bench.person(pid)
         image_items = bench.items([pid], modalities=("image",)) + bench.ft_items.get(pid, [])  # ft_Data where given
-        looks = look_items(pid, person.attributes)
         for photo in person.photo_indices("train"):
             picks = rng.choice(len(image_items), size=cfg.questions_per_photo, replace=False)
             image += [Example(image_items[i].reshuffled(rng), photo) for i in picks]
+            looks = photo_looks(bench, pid, photo)
             if looks and cfg.looks_per_photo:
                 picks = rng.choice(len(looks), size=cfg.looks_per_photo, replace=False)
                 image += [Example(looks[i], photo) for i in picks]
@@ -57,12 +79,13 @@ def epoch_examples(bench: Bench, person_ids: list[int], cfg: TrainConfig, rng: n
 
 def look_examples(bench: Bench, person_ids: list[int]) -> list[Example]:
     """Questions about what is visible, on every training photo: the alignment stage's data."""
-    return [
-        Example(q, photo)
-        for pid in person_ids
-        for q in look_items(pid, bench.person(pid).attributes)
-        for photo in bench.person(pid).photo_indices("train")
-    ]
+    out = []
+    for pid in person_ids:
+        photos = bench.person(pid).photo_indices("train")
+        per_photo = [photo_looks(bench, pid, photo) for photo in photos]
+        for k in range(len(per_photo[0])):  # question by question, each on every photo (the shipped order)
+            out += [Example(looks[k], photo) for looks, photo in zip(per_photo, photos, strict=True)]
+    return out
 
 
 def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
@@ -92,6 +115,18 @@ def train_step(
     return float(loss.detach())
 
 
+def _align(adapter, bank, looks, cfg, optimizer, precision, rng, jitter, progress) -> list[float]:
+    """The alignment stage: look questions only, the rate warming up."""
+    losses = []
+    for i in tqdm(range(cfg.look_warmup_steps), desc="align (look questions)", disable=not progress):
+        chunk = [looks[j] for j in rng.choice(len(looks), size=cfg.batch_size, replace=False)]
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr * min(1.0, (i + 1) / cfg.warmup_steps)
+        losses.append(train_step(adapter, bank, chunk, optimizer, precision, jitter))
+    log.info("alignment stage: %d steps, last loss %.3f", cfg.look_warmup_steps, float(np.mean(losses[-20:])))
+    return losses
+
+
 def finetune(
     bench: Bench,
     bench_cfg: BenchConfig,
@@ -99,10 +134,12 @@ def finetune(
     model_cfg: TinyModelConfig,
     out_dir: str | Path | None = None,
     progress: bool = True,
-) -> LlavaAdapter:
-    """Train from scratch; returns the adapter with weights rounded to fp16 (what gets saved)."""
+) -> VisionLanguageAdapter:
+    """Train (from scratch, or from `cfg.start_from`); returns the adapter with weights rounded to fp16 (what gets
+    saved). With `out_dir`, the state after every epoch is kept beside it, so the same call resumes a stopped run
+    from its last epoch (the same steps, as if it had never stopped)."""
     seed_everything(cfg.seed)
-    adapter = build_tiny(bench, model_cfg)
+    adapter = starting_model(bench, cfg, model_cfg)
     precision = resolve(cfg.precision, adapter.device)
     model = adapter.model
     model.train()
@@ -110,40 +147,76 @@ def finetune(
     people = bench.ids("retain" if cfg.retain_only else "all")
     rng = np.random.default_rng(cfg.seed)
     jitter = torch.Generator().manual_seed(cfg.seed) if cfg.augment else None
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    steps_per_epoch = len(
-        batches(epoch_examples(bench, people, cfg, np.random.default_rng(0)), cfg.batch_size, by_task=False)
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=cfg.lr, weight_decay=cfg.weight_decay
     )
-    # The retrain control gets as many optimiser steps as vanilla, not fewer because it has fewer people.
-    epochs = round(cfg.epochs * len(bench.people) / len(people))
-    total = steps_per_epoch * epochs
-    step, start, losses = 0, time.time(), []
+    epochs, total = _schedule(bench, people, cfg)
+    run = Checkpointed(_state_path(out_dir)) if out_dir is not None else None
+    step, first_epoch, losses = 0, 0, []
+    if run is not None and run.resumed:
+        step, first_epoch, losses = _resume(run.resumed, model, optimizer, rng, jitter)
     looks = look_examples(bench, people)
-    if looks and cfg.look_warmup_steps:
-        for i in tqdm(range(cfg.look_warmup_steps), desc="align (look questions)", disable=not progress):
-            chunk = [looks[j] for j in rng.choice(len(looks), size=cfg.batch_size, replace=False)]
-            for group in optimizer.param_groups:
-                group["lr"] = cfg.lr * min(1.0, (i + 1) / cfg.warmup_steps)
-            losses.append(train_step(adapter, bank, chunk, optimizer, precision, jitter))
-        log.info("alignment stage: %d steps, last loss %.3f", cfg.look_warmup_steps, float(np.mean(losses[-20:])))
-    bar = tqdm(total=total, desc="finetune" + (" (retain only)" if cfg.retain_only else ""), disable=not progress)
-    for epoch in range(epochs):
+    if looks and cfg.look_warmup_steps and first_epoch == 0:
+        losses += _align(adapter, bank, looks, cfg, optimizer, precision, rng, jitter, progress)
+    bar = tqdm(
+        total=total, initial=step, desc="finetune" + (" (retain only)" if cfg.retain_only else ""), disable=not progress
+    )
+    for epoch in range(first_epoch, epochs):
         chunks = batches(epoch_examples(bench, people, cfg, rng), cfg.batch_size, by_task=False)
         for i in rng.permutation(len(chunks)):
             for group in optimizer.param_groups:
                 group["lr"] = lr_at(step, total, cfg)
-            loss = train_step(adapter, bank, chunks[i], optimizer, precision, jitter)
+            losses.append(train_step(adapter, bank, chunks[i], optimizer, precision, jitter))
             step += 1
             bar.update()
-            bar.set_postfix(epoch=epoch, loss=f"{loss:.3f}")
-            losses.append(loss)
+            bar.set_postfix(epoch=epoch, loss=f"{losses[-1]:.3f}")
         log.info("epoch %d: mean loss %.3f", epoch, float(np.mean(losses[-len(chunks) :])))
+        if run is not None:
+            run.save(**_state(step, epoch + 1, losses, model, optimizer, rng, jitter))
     bar.close()
     model.eval()
     round_to_fp16(model)
-    log.info("finetune: %d steps in %.0f s", step, time.time() - start)
+    log.info("finetune: %d steps in %.0f s (%s)", step, run.seconds if run else 0.0, cpu_model())
     adapter.source = "tiny-llava " + ("retrain" if cfg.retain_only else "vanilla")
     if out_dir is not None:
         extra = {"steps": step, **precision.as_meta()}
         save_model_dir(model, adapter.processor, out_dir, [bench_cfg, model_cfg, cfg], extra)
+        Path(_state_path(out_dir)).unlink(missing_ok=True)  # the model folder is the finished build
     return adapter
+
+
+def _schedule(bench: Bench, people: list[int], cfg: TrainConfig) -> tuple[int, int]:
+    """(epochs, total steps). The retrain control gets as many optimiser steps as vanilla, not fewer because it
+    has fewer people."""
+    steps_per_epoch = len(
+        batches(epoch_examples(bench, people, cfg, np.random.default_rng(0)), cfg.batch_size, by_task=False)
+    )
+    epochs = round(cfg.epochs * len(bench.people) / len(people))
+    return epochs, steps_per_epoch * epochs
+
+
+def _state_path(out_dir: str | Path) -> Path:
+    out = Path(out_dir)
+    return out.with_name(f".{out.name}.train-state.pt")
+
+
+def _state(step, epoch, losses, model, optimizer, rng, jitter) -> dict:
+    return {
+        "step": step,
+        "epoch": epoch,
+        "losses": losses,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "rng": rng.bit_generator.state,
+        "jitter": jitter.get_state() if jitter is not None else None,
+    }
+
+
+def _resume(state, model, optimizer, rng, jitter) -> tuple[int, int, list[float]]:
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng.bit_generator.state = state["rng"]
+    if jitter is not None:
+        jitter.set_state(state["jitter"])
+    log.info("finetune: resuming after epoch %d (step %d)", state["epoch"], state["step"])
+    return state["step"], state["epoch"], list(state["losses"])

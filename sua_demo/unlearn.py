@@ -74,6 +74,16 @@ def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
     adapter.model = get_peft_model(adapter.model, lora)
 
 
+def _trainable(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> list[torch.nn.Parameter]:
+    """What unlearning changes: every weight, the language model only (the faithful world: tower and projector
+    are never unlearned), or LoRA adapters on the language model."""
+    if cfg.train_parts == "language_model":
+        adapter.freeze_vision_side()
+    if cfg.lora:
+        _add_lora(adapter, cfg)
+    return [p for p in adapter.model.parameters() if p.requires_grad]
+
+
 def _check_counts(cfg: UnlearnConfig) -> None:
     """Refuse a count below 1 before any model loads: 0 steps would save the start as if unlearned, and an empty
     batch or a check every 0 steps would fail only after the models are loaded."""
@@ -121,9 +131,7 @@ def unlearn(
     start_metrics = probe(adapter, bench, bank)
     floor = cfg.retain_floor * start_metrics["retain_em"]
     log.info("unlearn %s from %s: start %s, retain floor %.3f", cfg.method, start, start_metrics, floor)
-    if cfg.lora:
-        _add_lora(adapter, cfg)
-    params = [p for p in adapter.model.parameters() if p.requires_grad]
+    params = _trainable(adapter, cfg)
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     forget, retain = _sampler(bench, bench.forget_ids, cfg, 0), _sampler(bench, bench.retain_ids, cfg, 1)
     history = [{"step": 0, **start_metrics}]

@@ -21,12 +21,16 @@ from PIL import Image, ImageDraw, ImageFont
 
 __all__ = [
     "ATTRIBUTES",
+    "IDENTITY_ATTRIBUTES",
     "JITTER_RANGES",
+    "PHOTO_ATTRIBUTES",
+    "VARIED_RANGES",
     "PhotoJitter",
     "contact_sheet",
     "render_face",
     "sample_attributes",
     "sample_jitters",
+    "vary_photo",
 ]
 
 Colour = tuple[int, int, int]
@@ -59,6 +63,19 @@ JITTER_RANGES: dict[str, tuple[float, float]] = {
     "brightness": (0.8, 1.2),
     "contrast": (0.85, 1.15),
 }
+# The faithful world's photos (docs/world.md): a wider pose, and a directional light of some colour, as a person's
+# test photos in MLLMU-Bench differ in pose and lighting. The first world's photos keep JITTER_RANGES.
+VARIED_RANGES: dict[str, tuple[float, float]] = {
+    **JITTER_RANGES,
+    "rotation": (-14.0, 14.0),
+    "light_angle": (-math.pi, math.pi),
+    "light_strength": (0.0, 0.35),
+    "warmth": (-1.0, 1.0),
+}
+# What changes from one photo of a person to the next in the faithful world: the photo's background, the
+# expression and the hat (on or off, and which). The rest of ATTRIBUTES is the person.
+PHOTO_ATTRIBUTES = ("background", "mouth", "hat")
+IDENTITY_ATTRIBUTES = tuple(a for a in ATTRIBUTES if a not in PHOTO_ATTRIBUTES)
 
 _SKIN: dict[str, Colour] = {
     "pale": (255, 226, 208),
@@ -137,6 +154,9 @@ class PhotoJitter:
     yaw: float = 0.0  # -1..1, fake head turn: features slide sideways (+ = to the right)
     brightness: float = 1.0  # multiplicative lighting
     contrast: float = 1.0  # contrast around mid-grey
+    light_angle: float = 0.0  # radians: where a directional light comes from (0 = from the right)
+    light_strength: float = 0.0  # brightness gained on the lit side and lost on the other, 0 = none
+    warmth: float = 0.0  # -1..1, the light's colour: + warmer (redder), - cooler (bluer)
 
     def __post_init__(self) -> None:
         """Reject values that would produce garbage rather than a plausible photo."""
@@ -150,6 +170,8 @@ class PhotoJitter:
             raise ValueError(f"PhotoJitter.yaw must be within [-1, 1], got {self.yaw!r}")
         if self.brightness < 0 or self.contrast < 0:
             raise ValueError("PhotoJitter.brightness and PhotoJitter.contrast must be >= 0")
+        if not 0.0 <= self.light_strength <= 1.0 or not -1.0 <= self.warmth <= 1.0:
+            raise ValueError("PhotoJitter.light_strength must be within [0, 1] and warmth within [-1, 1]")
 
 
 _NEUTRAL = PhotoJitter()
@@ -171,20 +193,26 @@ def _sampling_probs(name: str) -> np.ndarray:
     return np.array([fixed.get(v, rest) for v in values])
 
 
-def sample_attributes(n: int, rng: np.random.Generator, min_differences: int = 4) -> list[dict[str, str]]:
+def sample_attributes(
+    n: int, rng: np.random.Generator, min_differences: int = 4, over: tuple[str, ...] | None = None
+) -> list[dict[str, str]]:
     """Sample ``n`` people whose attribute dicts pairwise differ in >= ``min_differences`` attributes.
 
     The minimum distance keeps identities visually separable (one differing
     attribute, e.g. eye colour, is too subtle at 64 px).  Values are drawn
     uniformly except ``hat`` (half the people wear none, since hats hide the
     hair style).  Uses rejection sampling; raises ValueError when the
-    constraint cannot be met.  Deterministic for a given ``rng`` state.
+    constraint cannot be met.  Deterministic for a given ``rng`` state.  ``over`` counts the differences in
+    those attributes only (the faithful world's identity, where the photo attributes change between photos).
     """
     n = _check_count("n", n)
     min_differences = _check_count("min_differences", min_differences)
     names = list(ATTRIBUTES)
-    if min_differences > len(names):
-        raise ValueError(f"min_differences={min_differences} is impossible: there are only {len(names)} attributes")
+    counted = np.array([a in (over or names) for a in names])
+    if min_differences > int(counted.sum()):
+        raise ValueError(
+            f"min_differences={min_differences} is impossible: there are only {int(counted.sum())} attributes"
+        )
     probs = [_sampling_probs(a) for a in names]
     accepted = np.empty((n, len(names)), dtype=np.int64)
     k = 0
@@ -193,7 +221,7 @@ def sample_attributes(n: int, rng: np.random.Generator, min_differences: int = 4
     while k < n:
         batch = np.stack([rng.choice(len(pr), size=256, p=pr) for pr in probs], axis=1)
         for cand in batch:
-            if k == 0 or int(((accepted[:k] != cand).sum(axis=1)).min()) >= min_differences:
+            if k == 0 or int(((accepted[:k] != cand)[:, counted].sum(axis=1)).min()) >= min_differences:
                 accepted[k] = cand
                 k += 1
                 rejections = 0
@@ -210,8 +238,10 @@ def sample_attributes(n: int, rng: np.random.Generator, min_differences: int = 4
     return [{a: ATTRIBUTES[a][int(i)] for a, i in zip(names, row, strict=True)} for row in accepted]
 
 
-def sample_jitters(n: int, rng: np.random.Generator) -> list[PhotoJitter]:
-    """``n`` photo variants: the first is the neutral pose, the rest uniform in ``JITTER_RANGES``.
+def sample_jitters(
+    n: int, rng: np.random.Generator, ranges: dict[str, tuple[float, float]] = JITTER_RANGES
+) -> list[PhotoJitter]:
+    """``n`` photo variants: the first is the neutral pose, the rest uniform in ``ranges``.
 
     The neutral first variant gives every person one canonical "passport" photo.
     """
@@ -221,9 +251,16 @@ def sample_jitters(n: int, rng: np.random.Generator) -> list[PhotoJitter]:
         if i == 0:
             out.append(PhotoJitter())
             continue
-        values = {k: float(rng.uniform(lo, hi)) for k, (lo, hi) in JITTER_RANGES.items()}
+        values = {k: float(rng.uniform(lo, hi)) for k, (lo, hi) in ranges.items()}
         out.append(PhotoJitter(**values))
     return out
+
+
+def vary_photo(attributes: dict[str, str], rng: np.random.Generator) -> dict[str, str]:
+    """One photo's attributes: the person's, with a background, an expression and a hat drawn for this photo
+    (``PHOTO_ATTRIBUTES``, from the same distributions as the people's)."""
+    drawn = {a: ATTRIBUTES[a][int(rng.choice(len(ATTRIBUTES[a]), p=_sampling_probs(a)))] for a in PHOTO_ATTRIBUTES}
+    return {**attributes, **drawn}
 
 
 # --------------------------------------------------------------------------- drawing helpers
@@ -769,6 +806,19 @@ def _apply_lighting(img: Image.Image, brightness: float, contrast: float) -> Ima
     return img.point(lut.tolist() * 3)
 
 
+def _apply_directional_light(img: Image.Image, jitter: PhotoJitter) -> Image.Image:
+    """A light from ``light_angle``: brightness rises linearly towards the lit side by up to ``light_strength``
+    and falls as much on the other; ``warmth`` tints it (red up and blue down, or the reverse) on the lit side."""
+    size = img.size[0]
+    u = (np.arange(size, dtype=np.float64) + 0.5) / size * 2 - 1
+    ramp = np.cos(jitter.light_angle) * u[None, :] + np.sin(jitter.light_angle) * u[:, None]  # -1.4..1.4
+    gain = 1 + jitter.light_strength * ramp / math.sqrt(2)
+    tint = 0.08 * jitter.warmth * (1 + ramp / math.sqrt(2)) / 2
+    rgb = np.asarray(img, dtype=np.float64) * gain[..., None]
+    rgb *= np.array([1.0, 1.0, 1.0])[None, None, :] + tint[..., None] * np.array([1.0, 0.0, -1.0])[None, None, :]
+    return Image.fromarray(np.clip(rgb + 0.5, 0, 255).astype(np.uint8))
+
+
 def render_face(attributes: dict[str, str], jitter: PhotoJitter = _NEUTRAL, size: int = 128) -> Image.Image:
     """Render one person as an RGB ``size`` x ``size`` "photo", deterministically.
 
@@ -813,6 +863,8 @@ def render_face(attributes: dict[str, str], jitter: PhotoJitter = _NEUTRAL, size
     img = img.resize((size, size), Image.Resampling.LANCZOS)
     if jitter.brightness != 1 or jitter.contrast != 1:
         img = _apply_lighting(img, float(jitter.brightness), float(jitter.contrast))
+    if jitter.light_strength != 0 or jitter.warmth != 0:
+        img = _apply_directional_light(img, jitter)
     return img
 
 

@@ -40,6 +40,7 @@ class Person:
     n_train_photos: int
     facts: dict[str, str] = field(default_factory=dict)
     attributes: dict[str, str] = field(default_factory=dict)
+    photo_attributes: list[dict[str, str]] = field(default_factory=list)  # each photo's own, where they differ
     heldout_record: dict[str, Any] | None = None  # MLLMU-Bench's Test_Set asks its own questions of its photos
 
     def photo_indices(self, split: PhotoSplit) -> list[int]:
@@ -92,9 +93,10 @@ class Bench:
     style: Style = "synthetic"  # "mllmu" for MLLMU-Bench data: its prompts, targets and scoring
     utility_ids: list[int] = field(default_factory=list)  # MLLMU-Bench's Retain_Set (real celebrities): utility
     ft_items: dict[int, list[QAItem]] = field(default_factory=dict)  # ft_Data's extra training questions
+    holdout: list[Person] = field(default_factory=list)  # people no model ever trains on (membership inference)
 
     def __post_init__(self) -> None:
-        self._by_id = {p.id: p for p in self.people}
+        self._by_id = {p.id: p for p in self.people + self.holdout}
         missing = sorted(set(self.forget_ids) - set(self._by_id))
         if missing:
             raise BadValueError(f"forget ids {missing} are not people of this benchmark")
@@ -110,7 +112,13 @@ class Bench:
         except KeyError:
             raise UnknownNameError(f"no person with ID {person_id} in this benchmark") from None
 
+    @property
+    def holdout_ids(self) -> list[int]:
+        return [p.id for p in self.holdout]
+
     def split_of(self, person_id: int) -> str:
+        if person_id in set(self.holdout_ids):
+            return "holdout"
         if person_id in set(self.utility_ids):
             return "utility"
         return "forget" if person_id in set(self.forget_ids) else "retain"

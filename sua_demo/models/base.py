@@ -79,6 +79,7 @@ class VisionLanguageAdapter(ABC):
         """(N, tokens, D) projected image tokens, as the language model receives them."""
 
     vision_attr = "vision_tower"  # where the family keeps its vision encoder inside `model.model`
+    projector_attr = "multi_modal_projector"  # and the projector from image features to the language model
     takes_embeddings = True  # False where the forward needs more than `inputs_embeds` to place an image
     refusals: Refusals = DEFAULT_REFUSALS  # how this model declines; set your own for a model that refuses otherwise
 
@@ -103,6 +104,18 @@ class VisionLanguageAdapter(ABC):
     def vision_tower(self) -> torch.nn.Module | None:
         vision = getattr(getattr(self.model, "model", self.model), self.vision_attr, None)
         return vision if isinstance(vision, torch.nn.Module) else None
+
+    @property
+    def projector(self) -> torch.nn.Module | None:
+        part = getattr(getattr(self.model, "model", self.model), self.projector_attr, None)
+        return part if isinstance(part, torch.nn.Module) else None
+
+    def freeze_vision_side(self) -> None:
+        """Keep the vision tower and the projector as they are (LLaVA's frozen CLIP, MLLMU-Bench's untouched
+        projector): only the language model learns or unlearns."""
+        for part in (self.vision_tower, self.projector):
+            if part is not None:
+                part.requires_grad_(False)
 
     def towers(self) -> list[torch.nn.Module]:
         """The language model and the vision encoder: what `--compile` compiles."""

@@ -48,11 +48,18 @@ def bench_corpus(bench: Bench) -> list[str]:
     return texts
 
 
-def build_tokenizer(corpus: list[str]) -> PreTrainedTokenizerFast:
-    words = sorted({w for text in corpus for w in _WORD.findall(text)})
+def build_tokenizer(corpus: list[str], punctuation_runs: bool = False) -> PreTrainedTokenizerFast:
+    """A word-level tokenizer over the corpus's words. The pre-tokenizer keeps a run of punctuation ("].") as one
+    piece, which a vocabulary of single marks reads as unknown (the first world's models have it so);
+    `punctuation_runs` adds those runs to the vocabulary (the faithful world)."""
+    words = {w for text in corpus for w in _WORD.findall(text)}
+    if punctuation_runs:
+        split = pre_tokenizers.Whitespace()
+        words |= {piece for text in corpus for piece, _ in split.pre_tokenize_str(text)}
+    words = sorted(words)
     vocab = {tok: i for i, tok in enumerate([PAD, BOS, EOS, UNK, IMAGE, *words])}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()  # same split as _WORD: \w+|[^\w\s]+
+    core.pre_tokenizer = pre_tokenizers.Whitespace()  # \w+|[^\w\s]+: words, and punctuation runs
     return PreTrainedTokenizerFast(
         tokenizer_object=core,
         bos_token=BOS,

@@ -1,0 +1,81 @@
+"""`sua build-faithful` / `make faithful`: the faithful world (docs/world.md), built in resumable steps.
+
+1. the shared general model, once for every world: the tower pretrained on the population (pretrain/tower.py),
+   rounded to fp16 as it ships, then the general stage over it (pretrain/general.py);
+2. per bench seed: the shipped recipes (build.RECIPES) from the general model, the language model only.
+Each step resumes from its checkpoint when the same command runs again, and a finished model folder is skipped."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from sua_demo.build import RECIPES, SHIPPED_PRECISION, evaluate_dir
+from sua_demo.checkpoint import round_to_fp16, save_model_dir
+from sua_demo.config import (
+    CHECKPOINTS,
+    GeneralConfig,
+    TowerConfig,
+    TrainConfig,
+    faithful_bench,
+    faithful_model,
+    shown_path,
+)
+from sua_demo.dataset import build_bench
+from sua_demo.errors import UnknownNameError
+from sua_demo.machine import describe
+from sua_demo.pretrain.general import general_stage
+from sua_demo.pretrain.tower import pretrain_tower
+from sua_demo.training import finetune
+from sua_demo.unlearn import unlearn
+
+log = logging.getLogger(__name__)
+
+FAITHFUL = CHECKPOINTS / "faithful"  # the default faithful world (bench seed 0) and its general model
+RUNS = CHECKPOINTS.parent / "runs" / "faithful"  # resumable states and the other worlds, not shipped
+
+
+def build_general(out: Path = FAITHFUL / "general", runs: Path = RUNS, progress: bool = True) -> Path:
+    """The shared general model (tower, projector, general language model), unless it is already built."""
+    if (out / "config.json").is_file():
+        return out
+    log.info("building the faithful general model on %s", describe())
+    tower_cfg, general_cfg = TowerConfig(), GeneralConfig()
+    tower, tower_summary = pretrain_tower(tower_cfg, runs / "tower.state.pt", progress)
+    round_to_fp16(tower)  # the general stage reads the tower exactly as every model will carry it
+    adapter, general_summary = general_stage(tower, tower_cfg, general_cfg, runs / "general.state.pt", progress)
+    round_to_fp16(adapter.model)
+    extra = {"tower": tower_summary, "general": general_summary, "machine": describe()}
+    return save_model_dir(adapter.model, adapter.processor, out, [tower_cfg, general_cfg, faithful_model()], extra)
+
+
+def world_dir(seed: int) -> Path:
+    return FAITHFUL if seed == 0 else RUNS / f"world{seed}"
+
+
+def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = True) -> Path:
+    """The shipped recipes on the faithful bench of this seed, from the general model; finished folders stay."""
+    general = build_general(progress=progress)
+    bench_cfg = faithful_bench(seed)
+    bench = build_bench(bench_cfg)
+    out = world_dir(seed)
+    unknown = sorted(set(only or []) - {r.name for r in RECIPES})
+    if unknown:
+        raise UnknownNameError(f"unknown model(s) {unknown}; choose from {[r.name for r in RECIPES]}")
+    for recipe in (r for r in RECIPES if not only or r.name in only):
+        folder = out / recipe.name
+        if (folder / "eval.json").is_file():
+            continue
+        t0 = time.time()
+        if recipe.unlearn is None:
+            cfg = TrainConfig(retain_only=recipe.retain_only, precision=SHIPPED_PRECISION)
+            cfg = replace(cfg, start_from=shown_path(general), train_parts="language_model")
+            finetune(bench, bench_cfg, cfg, faithful_model(), folder, progress)
+        else:
+            cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model")
+            unlearn(out / "vanilla", bench, bench_cfg, cfg, folder, progress)
+        evaluate_dir(folder, bench_cfg)
+        log.info("faithful world %d: %s built in %.0f s on %s", seed, recipe.name, time.time() - t0, describe())
+    return out

@@ -1,0 +1,144 @@
+"""The faithful world's construction (docs/world.md): its bench, its pretraining population kept apart from every
+bench, the shared vocabulary, resumable builds, and a vision side nothing but pretraining ever changes."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import pytest
+import torch
+
+from sua_demo.config import POPULATION_SEEDS, BenchConfig, TowerConfig, TrainConfig, UnlearnConfig, faithful_bench
+from sua_demo.dataset import build_bench
+from sua_demo.dataset.faces import IDENTITY_ATTRIBUTES, PHOTO_ATTRIBUTES
+from sua_demo.errors import BadValueError
+
+TINY_TOWER = dataclasses.replace(TowerConfig(), people=12, photos=2, steps=4, batch_size=8, checkpoint_every=2)
+
+
+def _hashes(photos) -> set[str]:
+    return {hashlib.sha256(p.tobytes()).hexdigest() for p in photos}
+
+
+def test_the_faithful_bench_draws_at_the_models_size_with_varied_photos_and_holdout_people():
+    bench = build_bench(faithful_bench(0))
+    assert len(bench.people) == 100 and len(bench.forget_ids) == 15 and len(bench.holdout) == 10
+    assert {p.photos[0].size for p in bench.people + bench.holdout} == {(112, 112)}
+    assert not set(bench.holdout_ids) & set(bench.ids("all")) and bench.split_of(bench.holdout_ids[0]) == "holdout"
+    person = bench.people[0]
+    looks = person.photo_attributes
+    assert len(looks) == len(person.photos) and looks[0] == person.attributes
+    assert all(all(a[k] == person.attributes[k] for k in IDENTITY_ATTRIBUTES) for a in looks)
+    varied = {k for a in looks for k in PHOTO_ATTRIBUTES if a[k] != person.attributes[k]}
+    assert varied, "a person's photos should differ in background, expression or hat"
+    for a, b in [(p, q) for p in bench.people[:30] for q in bench.people[:30] if p.id < q.id]:
+        assert sum(a.attributes[k] != b.attributes[k] for k in IDENTITY_ATTRIBUTES) >= 4  # told apart by identity
+
+
+def test_a_bench_refuses_the_populations_seeds():
+    assert TowerConfig().seed >= POPULATION_SEEDS
+    with pytest.raises(BadValueError, match="pretraining population"):
+        build_bench(BenchConfig(seed=POPULATION_SEEDS))
+
+
+@pytest.mark.slow
+def test_the_pretraining_population_shares_no_photo_with_any_bench_world():
+    """By pixel hash, against the faithful worlds' benches (holdout people included) and the first world's."""
+    from sua_demo.pretrain.population import build_population
+
+    population = _hashes(build_population(TowerConfig()).photos)
+    assert len(population) == TowerConfig().people * TowerConfig().photos  # every photo its own
+    benches = [faithful_bench(s) for s in (0, 1, 2)] + [BenchConfig(seed=s) for s in (0, 1, 2, 3)]
+    for cfg in benches:
+        bench = build_bench(cfg)
+        photos = [im for p in bench.people + bench.holdout for im in p.photos]
+        assert not population & _hashes(photos), cfg
+
+
+def test_one_vocabulary_covers_every_faithful_world():
+    from sua_demo.models.tiny_llava import bench_corpus, build_tokenizer
+    from sua_demo.pretrain.general import vocabulary_corpus
+
+    tokenizer = build_tokenizer(vocabulary_corpus(), punctuation_runs=True)
+    for seed in (0, 1, 2, 3):
+        bench = build_bench(faithful_bench(seed))
+        holdout = dataclasses.replace(bench, people=bench.holdout, forget_ids=[], holdout=[])
+        for text in bench_corpus(bench) + bench_corpus(holdout):
+            assert tokenizer.unk_token_id not in tokenizer(text, add_special_tokens=False)["input_ids"], text
+
+
+class Stop(Exception):
+    """A session stopped mid-build."""
+
+
+def test_the_tower_pretraining_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    from sua_demo.pretrain import tower
+    from sua_demo.resume import Checkpointed
+
+    whole, summary = tower.pretrain_tower(TINY_TOWER, tmp_path / "whole.pt", progress=False)
+    save = Checkpointed.save
+
+    def save_then_stop(self, **state):
+        save(self, **state)
+        raise Stop  # the session ends right after the checkpoint at step 2
+
+    with monkeypatch.context() as m:
+        m.setattr(Checkpointed, "save", save_then_stop)
+        with pytest.raises(Stop):
+            tower.pretrain_tower(TINY_TOWER, tmp_path / "stopped.pt", progress=False)
+    assert torch.load(tmp_path / "stopped.pt", weights_only=False)["step"] == 2
+    resumed, again = tower.pretrain_tower(TINY_TOWER, tmp_path / "stopped.pt", progress=False)  # the same command
+    assert again["steps"] == summary["steps"] == 4
+    for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+
+
+def test_a_finetune_stopped_mid_epoch_resumes_to_the_same_model(micro_bench, micro_model_cfg, tmp_path, monkeypatch):
+    from sua_demo import training
+
+    bench, bench_cfg = micro_bench
+    cfg = TrainConfig(epochs=2, look_warmup_steps=4, batch_size=4, precision="fp32")
+    whole = training.finetune(bench, bench_cfg, cfg, micro_model_cfg, tmp_path / "whole", progress=False)
+    stop_at = cfg.look_warmup_steps + training._schedule(bench, bench.ids("all"), cfg)[1] // 2 + 1  # mid epoch 2
+    step, taken = training.train_step, []
+
+    def step_then_stop(*args, **kwargs):
+        taken.append(1)
+        if len(taken) == stop_at:
+            raise Stop
+        return step(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(training, "train_step", step_then_stop)
+        with pytest.raises(Stop):
+            training.finetune(bench, bench_cfg, cfg, micro_model_cfg, tmp_path / "stopped", progress=False)
+    assert training._state_path(tmp_path / "stopped").is_file() and not (tmp_path / "stopped").exists()
+    resumed = training.finetune(bench, bench_cfg, cfg, micro_model_cfg, tmp_path / "stopped", progress=False)
+    assert not training._state_path(tmp_path / "stopped").exists()  # the finished folder replaces the state
+    for (name, a), b in zip(whole.model.state_dict().items(), resumed.model.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+
+
+def test_learning_and_unlearning_the_language_model_leave_the_vision_side_as_it_was(
+    micro_bench, micro_model_cfg, tmp_path
+):
+    from sua_demo.training import finetune
+    from sua_demo.unlearn import unlearn
+
+    bench, bench_cfg = micro_bench
+    quick = TrainConfig(epochs=1, look_warmup_steps=2, batch_size=4, precision="fp32")
+    start = finetune(bench, bench_cfg, quick, micro_model_cfg, tmp_path / "start", progress=False)
+    vision = {k: v.clone() for k, v in start.model.state_dict().items() if "vision_tower" in k or "projector" in k}
+    cfg = dataclasses.replace(quick, start_from=str(tmp_path / "start"), train_parts="language_model")
+    learned = finetune(bench, bench_cfg, cfg, micro_model_cfg, tmp_path / "vanilla", progress=False)
+    ucfg = UnlearnConfig(
+        method="grad_diff", lr=1e-3, max_steps=3, eval_every=3, batch_size=4, train_parts="language_model"
+    )
+    unlearned = unlearn(tmp_path / "vanilla", bench, bench_cfg, ucfg, progress=False).adapter
+    for model in (learned.model, unlearned.model):
+        state = model.state_dict()
+        for name, before in vision.items():
+            assert torch.equal(state[name], before), name
+        lm = [k for k in state if "language_model" in k and k.endswith("mlp.down_proj.weight")]
+        assert lm and not torch.equal(state[lm[0]], start.model.state_dict()[lm[0]])  # the language model did learn
