@@ -7,11 +7,13 @@ Each step resumes from its checkpoint when the same command runs again, and a fi
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from sua_demo.analysis.gates import all_met, gate_rows, gates_markdown
 from sua_demo.build import RECIPES, SHIPPED_PRECISION, evaluate_dir
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
 from sua_demo.config import (
@@ -25,9 +27,11 @@ from sua_demo.config import (
 )
 from sua_demo.dataset import build_bench
 from sua_demo.errors import UnknownNameError
+from sua_demo.io import atomic_write_text, write_json
 from sua_demo.machine import describe
 from sua_demo.pretrain.general import general_stage
-from sua_demo.pretrain.tower import pretrain_tower
+from sua_demo.pretrain.probe import identification
+from sua_demo.pretrain.tower import build_clip, pretrain_tower
 from sua_demo.training import finetune
 from sua_demo.unlearn import unlearn
 
@@ -45,6 +49,12 @@ def build_general(out: Path = FAITHFUL / "general", runs: Path = RUNS, progress:
     tower_cfg, general_cfg = TowerConfig(), GeneralConfig()
     tower, tower_summary = pretrain_tower(tower_cfg, runs / "tower.state.pt", progress)
     round_to_fp16(tower)  # the general stage reads the tower exactly as every model will carry it
+    bench = build_bench(faithful_bench(0))
+    tower_summary["identification"] = {
+        "pretrained": identification(tower, bench),
+        "random": identification(build_clip(tower_cfg).vision_model, bench),
+    }
+    log.info("held-out photos of the bench told apart by the tower alone: %s", tower_summary["identification"])
     adapter, general_summary = general_stage(tower, tower_cfg, general_cfg, runs / "general.state.pt", progress)
     round_to_fp16(adapter.model)
     extra = {"tower": tower_summary, "general": general_summary, "machine": describe()}
@@ -78,4 +88,17 @@ def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = T
             unlearn(out / "vanilla", bench, bench_cfg, cfg, folder, progress)
         evaluate_dir(folder, bench_cfg)
         log.info("faithful world %d: %s built in %.0f s on %s", seed, recipe.name, time.time() - t0, describe())
+    write_gates(out)
     return out
+
+
+def write_gates(out: Path) -> list[dict]:
+    """gates.json and gates.md beside a world's models: each gate, from the models' own eval.json."""
+    reports = {}
+    for folder in sorted(p for p in out.iterdir() if (p / "eval.json").is_file()):
+        reports[folder.name] = json.loads((folder / "eval.json").read_text())["report"]
+    rows = gate_rows(reports)
+    write_json(out / "gates.json", {"all_met": all_met(rows), "gates": rows})
+    verdict = "every gate holds" if all_met(rows) else "not every gate holds (yet)"
+    atomic_write_text(out / "gates.md", f"# Quality gates of {shown_path(out)}: {verdict}\n\n{gates_markdown(rows)}\n")
+    return rows

@@ -142,3 +142,18 @@ def test_learning_and_unlearning_the_language_model_leave_the_vision_side_as_it_
             assert torch.equal(state[name], before), name
         lm = [k for k in state if "language_model" in k and k.endswith("mlp.down_proj.weight")]
         assert lm and not torch.equal(state[lm[0]], start.model.state_dict()[lm[0]])  # the language model did learn
+
+
+def test_the_gates_read_each_models_eval_and_say_which_hold():
+    from sua_demo.analysis.gates import GATES, all_met, gate_rows
+
+    groups = ("forget/train", "forget/heldout", "retain/train", "retain/heldout")
+    good = {"gen_em": 0.95, "gen_refusal": 0.0, "mc_acc": 0.95}
+    reports = {"vanilla": {g: good for g in groups}}
+    rows = gate_rows(reports)
+    assert all(r["met"] for r in rows if r["model"] == "vanilla") and not all_met(rows)  # the others not built
+    assert {r["model"] for r in rows if r["value"] is None} == {"retrain", "idk", "grad_diff"}
+    leaky = {g: dict(good) for g in groups}  # a retrain control that knows the forget people
+    rows = gate_rows({"retrain": leaky})
+    assert [r["met"] for r in rows if r["model"] == "retrain"] == [False] * 4
+    assert len(GATES) == 17
