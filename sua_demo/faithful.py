@@ -17,6 +17,7 @@ from sua_demo.analysis.gates import all_met, gate_rows, gates_markdown
 from sua_demo.build import RECIPES, SHIPPED_PRECISION, evaluate_dir
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
 from sua_demo.config import (
+    BenchConfig,
     CHECKPOINTS,
     GeneralConfig,
     TowerConfig,
@@ -30,7 +31,7 @@ from sua_demo.errors import UnknownNameError
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.machine import describe
 from sua_demo.pretrain.general import general_stage
-from sua_demo.pretrain.probe import identification
+from sua_demo.pretrain.probe import identification, look_accuracy
 from sua_demo.pretrain.tower import build_clip, pretrain_tower
 from sua_demo.training import finetune
 from sua_demo.unlearn import unlearn
@@ -41,15 +42,23 @@ FAITHFUL = CHECKPOINTS / "faithful"  # the default faithful world (bench seed 0)
 RUNS = CHECKPOINTS.parent / "runs" / "faithful"  # resumable states and the other worlds, not shipped
 
 
-def build_general(out: Path = FAITHFUL / "general", runs: Path = RUNS, progress: bool = True) -> Path:
-    """The shared general model (tower, projector, general language model), unless it is already built."""
+def build_general(
+    out: Path = FAITHFUL / "general",
+    runs: Path = RUNS,
+    progress: bool = True,
+    tower_cfg: TowerConfig | None = None,
+    general_cfg: GeneralConfig | None = None,
+    probe_bench: BenchConfig | None = None,
+) -> Path:
+    """The shared general model (tower, projector, general language model), unless it is already built; its record
+    says how well the tower and the model read the `probe_bench`'s held-out photos (default: the shipped world's)."""
     if (out / "config.json").is_file():
         return out
     log.info("building the faithful general model on %s", describe())
-    tower_cfg, general_cfg = TowerConfig(), GeneralConfig()
+    tower_cfg, general_cfg = tower_cfg or TowerConfig(), general_cfg or GeneralConfig()
     tower, tower_summary = pretrain_tower(tower_cfg, runs / "tower.state.pt", progress)
     round_to_fp16(tower)  # the general stage reads the tower exactly as every model will carry it
-    bench = build_bench(faithful_bench(0))
+    bench = build_bench(probe_bench or faithful_bench(0))
     tower_summary["identification"] = {
         "pretrained": identification(tower, bench),
         "random": identification(build_clip(tower_cfg).vision_model, bench),
@@ -57,6 +66,9 @@ def build_general(out: Path = FAITHFUL / "general", runs: Path = RUNS, progress:
     log.info("held-out photos of the bench told apart by the tower alone: %s", tower_summary["identification"])
     adapter, general_summary = general_stage(tower, tower_cfg, general_cfg, runs / "general.state.pt", progress)
     round_to_fp16(adapter.model)
+    general_summary["look_accuracy"] = look_accuracy(adapter, bench)
+    share = 100 * general_summary["look_accuracy"]
+    log.info("the general model answers %.1f %% of look questions on the bench's held-out photos", share)
     extra = {"tower": tower_summary, "general": general_summary, "machine": describe()}
     return save_model_dir(adapter.model, adapter.processor, out, [tower_cfg, general_cfg, faithful_model()], extra)
 

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 
 import pytest
 import torch
 
-from sua_demo.config import POPULATION_SEEDS, BenchConfig, TowerConfig, TrainConfig, UnlearnConfig, faithful_bench
+from sua_demo.config import (
+    POPULATION_SEEDS,
+    BenchConfig,
+    GeneralConfig,
+    TowerConfig,
+    TrainConfig,
+    UnlearnConfig,
+    faithful_bench,
+)
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.faces import IDENTITY_ATTRIBUTES, PHOTO_ATTRIBUTES
 from sua_demo.errors import BadValueError
@@ -157,3 +166,26 @@ def test_the_gates_read_each_models_eval_and_say_which_hold():
     rows = gate_rows({"retrain": leaky})
     assert [r["met"] for r in rows if r["model"] == "retrain"] == [False] * 4
     assert len(GATES) == 17
+
+
+def test_the_general_model_carries_the_pretrained_tower_and_loads_like_any_model(tmp_path):
+    """The whole shared build on a tiny population: the saved model's tower is the pretrained one, in fp16."""
+    from sua_demo.faithful import build_general
+    from sua_demo.models.loading import load_adapter
+    from sua_demo.pretrain import tower as tower_module
+
+    general_cfg = dataclasses.replace(GeneralConfig(), steps=3, batch_size=4, checkpoint_every=2)
+    micro = BenchConfig(n_people=6, photos_per_person=3, train_photos=2, forget_fraction=0.34, seed=1)
+    micro = dataclasses.replace(micro, image_size=112, photos="varied")
+    out = build_general(tmp_path / "general", tmp_path / "runs", False, TINY_TOWER, general_cfg, micro)
+    record = json.loads((out / "sua_config.json").read_text())
+    assert (
+        record["tower"]["steps"] == 4
+        and record["general"]["steps"] == 3
+        and 0 <= record["general"]["look_accuracy"] <= 1
+    )
+    adapter = load_adapter(out)
+    tower, _ = tower_module.pretrain_tower(TINY_TOWER, tmp_path / "runs" / "tower.state.pt", progress=False)  # resumes
+    for name, value in tower.state_dict().items():
+        assert torch.equal(adapter.vision_tower.state_dict()[name], value.half().float()), name
+    assert adapter.image_size == 112 and adapter.model.config.vision_feature_layer == -2

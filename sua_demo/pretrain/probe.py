@@ -8,7 +8,9 @@ import numpy as np
 import torch
 from transformers import CLIPVisionModel
 
+from sua_demo.dataset.profiles import look_items
 from sua_demo.dataset.records import Bench
+from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.pretrain.tower import normalise
 
 
@@ -34,3 +36,22 @@ def identification(tower: CLIPVisionModel, bench: Bench) -> float:
         hits += int((queries @ centroids.T).argmax(1).eq(k).sum())
         total += len(queries)
     return hits / total
+
+
+def look_accuracy(adapter: VisionLanguageAdapter, bench: Bench) -> float:
+    """Share of questions about what is visible (every attribute, on every held-out photo of the bench) that the
+    general model answers exactly: it has never seen these people, only people like them."""
+    photos, questions, answers = [], [], []
+    for person in bench.people:
+        for i in person.photo_indices("heldout"):
+            looks = person.photo_attributes[i] if person.photo_attributes else person.attributes
+            for q in look_items(person.id, looks):
+                photos.append(person.photos[i])
+                questions.append(q.question)
+                answers.append(q.answer)
+    hits = 0
+    for start in range(0, len(questions), 64):
+        x = adapter.prepare_images(photos[start : start + 64])
+        said = adapter.generate(x, questions[start : start + 64], max_new_tokens=4)
+        hits += sum(s == a for s, a in zip(said, answers[start : start + 64], strict=True))
+    return hits / len(questions)
