@@ -8,7 +8,6 @@ then each unlearning recipe. Every folder gets its config (sua_config.json) and 
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -133,7 +132,8 @@ def build_noises(
             raise UnknownNameError(f"no noise recipe for {name!r}; choose from {list(NOISE_MODELS)}")
         t0 = time.time()
         folder = out / name
-        shutil.rmtree(folder, ignore_errors=True)  # a rebuild starts fresh; resuming is for `sua attack`
+        # no wipe: a stopped build resumes (finished splits are read back, a noise resumes from its last checkpoint);
+        # a file from other settings is refused by name, so a rebuild with new settings starts from an empty folder
         cfg = noise_protocol(name, splits, studies)
         run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
         write_examples(models_dir, folder, bench_cfg)

@@ -1,10 +1,12 @@
 """The recovery protocol end to end on micro models (random weights are enough to exercise every path)."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from sua_demo.attacks import AttackConfig, load_noise
+from sua_demo.errors import SuaError
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import GROUPS, attack_split, protocol_groups
 from sua_demo.eval.stealth import detector_auroc, pixel_metrics
@@ -56,6 +58,24 @@ def test_protocol_writes_a_complete_report(saved_micro, micro_bench, tmp_path):
     assert "per_image_pgd" not in report["splits"][1]
     noise = load_noise(tmp_path / "delta_split0.safetensors")
     assert noise.meta["attacker_ids"] == report["splits"][0]["split"]["attacker_ids"]
+
+
+def test_a_stopped_protocol_resumes_from_its_finished_splits(saved_micro, micro_bench, tmp_path, monkeypatch):
+    """A build stopped after split 0 reads it back and runs only split 1; other settings run every split again."""
+    from sua_demo.eval import protocol
+
+    bench, _ = micro_bench
+    cfg = ProtocolConfig(attack=AttackConfig(steps=2, batch_size=4), splits=[0], retain_people=1, extras=False)
+    first = run_protocol(saved_micro, saved_micro, bench, cfg, tmp_path, progress=False)
+    ran = []
+    real = protocol.run_split
+    monkeypatch.setattr(protocol, "run_split", lambda seed, *a: ran.append(seed) or real(seed, *a))
+    again = run_protocol(saved_micro, saved_micro, bench, replace(cfg, splits=[0, 1]), tmp_path, progress=False)
+    assert ran == [1] and again["splits"][0] == json.loads(json.dumps(first["splits"][0]))
+    other = replace(cfg, attack=AttackConfig(eps=8 / 255, steps=2, batch_size=4))
+    with pytest.raises(SuaError, match="comes from another run"):  # the old split's noise is refused by name
+        run_protocol(saved_micro, saved_micro, bench, other, tmp_path, progress=False)
+    assert ran == [1, 0]
 
 
 def test_protocol_studies_budget_purification_and_the_reference_preset(saved_micro, micro_bench, tmp_path, monkeypatch):

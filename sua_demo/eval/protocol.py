@@ -10,7 +10,9 @@ ceiling), budget curves over eps, recovery through each purifier, and the public
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from sua_demo.eval.recovery import (
 from sua_demo.eval.report import markdown
 from sua_demo.eval.stealth import denoise_shift, detector_auroc, embedding_cosines, pixel_metrics
 from sua_demo.io import atomic_write_text, write_json
+from sua_demo.machine import describe
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.loading import load_adapter
 
@@ -296,6 +299,35 @@ def budget_curves(splits: list[dict[str, Any]]) -> dict[str, Any] | None:
     return out
 
 
+def _resumed_split(
+    seed: int,
+    bench: Bench,
+    models: dict[str, VisionLanguageAdapter],
+    banks: dict[str, ImageBank],
+    cfg: ProtocolConfig,
+    paths: dict[str, str | Path],
+    out: Path,
+    progress: bool,
+) -> dict[str, Any]:
+    """One split's result, read back from `split{seed}.json` when an earlier run of the same settings on the same
+    models finished it (a stopped build loses at most the split it was in, and its noises resume mid-run)."""
+    done = out / f"split{seed}.json"
+    key = {"models": {k: str(v) for k, v in paths.items()}, "config": json.loads(json.dumps(asdict(cfg)))}
+    key["config"].pop("splits")
+    if done.is_file():
+        saved = json.loads(done.read_text())
+        if saved.get("key") == key:
+            log.info("split %d: finished earlier, read from %s", seed, done)
+            return saved["result"]
+        log.info("split %d: %s comes from other settings; running it again", seed, done)
+    t0 = time.time()
+    log.info("split %d", seed)
+    result = run_split(seed, bench, models, banks, cfg, out, progress)
+    write_json(done, {"key": key, "result": result})
+    log.info("split %d done in %.0f s on %s", seed, time.time() - t0, describe())
+    return result
+
+
 def run_protocol(
     unlearned: str | Path,
     retrain: str | Path,
@@ -311,10 +343,7 @@ def run_protocol(
     paths = {"unlearned": unlearned, "retrain": retrain, **({"vanilla": vanilla} if vanilla else {})}
     models = {k: load_adapter(v) for k, v in paths.items()}
     banks = {k: ImageBank(bench, m) for k, m in models.items()}
-    splits = []
-    for seed in cfg.splits:
-        log.info("split %d", seed)
-        splits.append(run_split(seed, bench, models, banks, cfg, out, progress))
+    splits = [_resumed_split(seed, bench, models, banks, cfg, paths, out, progress) for seed in cfg.splits]
     report = {
         "unlearned": str(unlearned),
         "retrain": str(retrain),
