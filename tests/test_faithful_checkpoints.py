@@ -1,0 +1,64 @@
+"""What the faithful world ships (docs/world.md): one pretrained tower and projector, carried byte for byte by every
+model of the world; LoRA adapters that never touch them; the whole checkpoints/ folder small and safetensors only."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from safetensors import safe_open
+from transformers import LlavaForConditionalGeneration
+
+pytestmark = pytest.mark.slow  # shipped checkpoints: `make test-fast` leaves them out
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+FAITHFUL = CHECKPOINTS / "faithful"
+GENERAL = FAITHFUL / "general"
+VISION_SIDE = ("vision_tower.", "multi_modal_projector.")
+
+
+def _vision_side(path: Path) -> dict[str, bytes]:
+    with safe_open(path, "pt") as f:
+        return {k: f.get_tensor(k).numpy().tobytes() for k in f.keys() if any(s in k for s in VISION_SIDE)}
+
+
+def _models() -> list[Path]:
+    return sorted(p for p in FAITHFUL.iterdir() if p.is_dir() and p.name != "general" and (p / "eval.json").is_file())
+
+
+def test_the_general_model_is_shipped_with_its_tower_record():
+    record = json.loads((GENERAL / "sua_config.json").read_text())
+    assert record["tower"]["steps"] == 1000 and record["machine"].startswith("CPU: ")
+    assert set(record["tower"]["identification"]) == {"pretrained", "random"}
+    assert len(_vision_side(GENERAL / "model.safetensors")) > 10
+
+
+@pytest.mark.parametrize("folder", _models() if FAITHFUL.is_dir() else [], ids=lambda p: p.name)
+def test_every_faithful_model_carries_the_shipped_tower_and_projector_byte_for_byte(folder):
+    shipped = _vision_side(GENERAL / "model.safetensors")
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        assert _vision_side(weights) == shipped, folder.name
+        return
+    config = json.loads((folder / "adapter_config.json").read_text())  # a LoRA adapter on ../vanilla
+    with safe_open(folder / "adapter_model.safetensors", "pt") as f:
+        assert not [k for k in f.keys() if any(s in k for s in VISION_SIDE)], folder.name
+    pattern = re.compile(config["target_modules"])  # peft matches it against the loaded model's module names
+    modules = [name for name, _ in _general_model().named_modules()]
+    hits = [m for m in modules if pattern.fullmatch(m)]
+    assert hits and not [m for m in hits if any(s in m for s in VISION_SIDE)], folder.name
+
+
+@functools.cache
+def _general_model() -> LlavaForConditionalGeneration:
+    return LlavaForConditionalGeneration.from_pretrained(GENERAL)
+
+
+def test_checkpoints_stay_small_and_safetensors_only():
+    files = [f for f in CHECKPOINTS.rglob("*") if f.is_file()]
+    assert not [f for f in files if f.suffix in (".bin", ".pt", ".pth", ".pkl")]
+    total = sum(f.stat().st_size for f in files)
+    assert total <= 60 * 2**20, f"checkpoints/ is {total / 2**20:.1f} MiB"
