@@ -27,14 +27,16 @@ class Example:
 
 
 class ImageBank:
-    """All bench photos at the model's resolution, (people, photos, 3, S, S) in [0, 1]."""
+    """All bench photos at the model's resolution, holdout people's too (membership inference asks about them),
+    (people, photos, 3, S, S) in [0, 1]."""
 
     def __init__(self, bench: Bench, adapter: VisionLanguageAdapter) -> None:
-        self.index = {p.id: i for i, p in enumerate(bench.people)}
-        n_photos = max(len(p.photos) for p in bench.people)
+        everyone = bench.people + bench.holdout
+        self.index = {p.id: i for i, p in enumerate(everyone)}
+        n_photos = max(len(p.photos) for p in everyone)
         size = adapter.image_size
-        self.tensor = torch.zeros(len(bench.people), n_photos, 3, size, size)
-        for i, person in enumerate(bench.people):
+        self.tensor = torch.zeros(len(everyone), n_photos, 3, size, size)
+        for i, person in enumerate(everyone):
             self.tensor[i, : len(person.photos)] = adapter.prepare_images(person.photos)
 
     def get(self, examples: list[Example]) -> torch.Tensor | None:

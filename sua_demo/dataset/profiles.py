@@ -157,10 +157,30 @@ def _options(fact: str, answer: str, pool: list[str], rng: np.random.Generator) 
     return dict(zip(OPTION_LETTERS, values, strict=True)), OPTION_LETTERS[slot]
 
 
+PERTURBED = 3  # wrong answers per question for the truth ratio (TOFU has 5; our pools hold 20 values)
+
+
+def truth_ratio_answers(sentence: str, truth: str, pool: list[str], rng: np.random.Generator) -> dict[str, Any]:
+    """A paraphrased correct answer and `PERTURBED` wrong ones of the same type, for TOFU's truth ratio: the
+    question's cloze sentence filled with the truth, or with other values of the fact's pool. Whole sentences, so
+    the right and the wrong candidates differ in the value only and the ratio reads what the model believes."""
+    wrong = rng.choice([x for x in pool if x != truth], size=PERTURBED, replace=False)
+    return {
+        "Paraphrased_Answer": sentence.replace("[Blank]", truth),
+        "Perturbed_Answers": [sentence.replace("[Blank]", str(x)) for x in wrong],
+    }
+
+
 def make_record(
-    person_id: int, facts: dict[str, str], all_names: list[str], rng: np.random.Generator
+    person_id: int,
+    facts: dict[str, str],
+    all_names: list[str],
+    rng: np.random.Generator,
+    answers_rng: np.random.Generator | None = None,
 ) -> dict[str, Any]:
-    """One person's MLLMU-Bench record (field names as in the released parquet, plus a `Fact` tag)."""
+    """One person's MLLMU-Bench record (field names as in the released parquet, plus a `Fact` tag). With
+    `answers_rng` (a stream of its own, so the people drawn after this one stay as they were), each generation
+    question also carries its truth-ratio answers."""
     name = facts["name"]
     gen = [
         {"Type": "Image_Textual", "Question": IMAGE_QUESTIONS[f], "Ground_Truth": facts[f], "Fact": f} for f in FACTS
@@ -169,6 +189,13 @@ def make_record(
         {"Type": "Pure_Text", "Question": TEXT_QUESTIONS[f].format(name=name), "Ground_Truth": facts[f], "Fact": f}
         for f in FACT_POOLS
     ]
+    if answers_rng is not None:
+        for q in gen:
+            f = q["Fact"]
+            image = q["Type"] == "Image_Textual"
+            sentence = CLOZE_IMAGE[f] if image else CLOZE_TEXT[f].format(name=name)
+            pool = all_names if f == "name" else list(FACT_POOLS[f])
+            q.update(truth_ratio_answers(sentence, facts[f], pool, answers_rng))
     image_mc, text_mc = [], []
     for f in FACTS:
         pool = all_names if f == "name" else list(FACT_POOLS[f])

@@ -60,6 +60,8 @@ class QAItem:
     stem: str = ""  # multiple choice only: the question without its options
     letter: str = ""  # multiple choice only: the correct option's letter (the answer itself in "mllmu" style)
     style: Style = "synthetic"  # how it is asked and scored (eval/evaluate.py)
+    paraphrased: str = ""  # generation only, where the bench has them: a paraphrased correct answer and
+    perturbed: tuple[str, ...] = ()  # wrong answers of the same type (the truth ratio, eval/truth_ratio.py)
 
     @property
     def max_new_tokens(self) -> int:
@@ -173,7 +175,11 @@ def record_items(record: dict[str, Any], style: Style = "synthetic") -> list[QAI
     items: list[QAItem] = []
     for q in record.get("Generation_Task") or []:
         gen = QAItem(pid, "gen", _modality(q["Type"]), q["Question"], str(q["Ground_Truth"]), q.get("Fact", ""))
-        items.append(replace(gen, style=style))
+        truth = {
+            "paraphrased": str(q.get("Paraphrased_Answer") or ""),
+            "perturbed": tuple(q.get("Perturbed_Answers") or ()),
+        }
+        items.append(replace(gen, style=style, **truth))
     cls = record.get("Classification_Task") or {}
     for key, modality in (("Image_Textual_Questions", "image"), ("Pure_Text_Questions", "text")):
         for q in cls.get(key) or []:

@@ -21,6 +21,8 @@ from sua_demo.dataset.profiles import make_record, sample_facts, sample_names
 from sua_demo.dataset.records import Bench, Person
 from sua_demo.errors import BadValueError
 
+ANSWERS_STREAM = 7  # the truth-ratio answers' own seed stream, added after the shipped worlds were drawn
+
 
 def forget_count(n_people: int, fraction: float) -> int:
     if not 0 < fraction < 1:
@@ -70,7 +72,7 @@ def _build(*fields: object) -> Bench:
     for i in range(total):
         pid = i + 1  # MLLMU-Bench IDs start at 1; holdout people come after the bench's
         photos, looks = render_photos(attributes[i], cfg, rng)
-        record = make_record(pid, facts[i], names, rng)
+        record = make_record(pid, facts[i], names, rng, np.random.default_rng((cfg.seed, pid, ANSWERS_STREAM)))
         people.append(Person(pid, names[i], record, photos, cfg.train_photos, facts[i], attributes[i], looks))
     holdout, people = people[cfg.n_people :], people[: cfg.n_people]
     n_forget = forget_count(cfg.n_people, cfg.forget_fraction)
