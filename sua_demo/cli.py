@@ -243,6 +243,19 @@ def cmd_audit(args: argparse.Namespace) -> None:
     print((out / "audit.md").read_text())
 
 
+def cmd_mia(args: argparse.Namespace) -> None:
+    from sua_demo.eval.mia.own_data import own_data_report
+    from sua_demo.io import write_json
+    from sua_demo.models.loading import load_adapter
+
+    report = own_data_report(load_adapter(args.model), args.members, args.nonmembers, args.attacks)
+    if args.out:
+        write_json(Path(args.out), report)
+    print(f"{report['counts']['members']} members, {report['counts']['nonmembers']} non-members")
+    for name, r in report["attacks"].items():
+        print(f"{name:>7}: AUC {r['auc']:.3f} (mean score {r['members']:.3f} members, {r['nonmembers']:.3f} others)")
+
+
 def cmd_build_worlds(args: argparse.Namespace) -> None:
     from sua_demo.worlds import build_worlds
 
@@ -251,13 +264,13 @@ def cmd_build_worlds(args: argparse.Namespace) -> None:
 
 
 def cmd_build_faithful(args: argparse.Namespace) -> None:
-    from sua_demo.faithful import build_general, build_world
+    from sua_demo.faithful import attack_world, build_general, build_world
 
     if args.general_only:
         print(build_general())
         return
     for seed in args.seeds:
-        print(build_world(seed, args.only))
+        print(attack_world(seed) if args.attack else build_world(seed, args.only))
 
 
 def cmd_train_ddpm(args: argparse.Namespace) -> None:
@@ -486,6 +499,16 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--out", help="folder for audit.json and audit.md (default: checkpoints/audit/<model>)")
     p.set_defaults(func=cmd_audit)
 
+    p = sub.add_parser("mia", help="membership inference on your own items: LOSS, ZLib, Min-K%%, Min-K%%++ and AUC")
+    p.add_argument("model", help="a model folder or Hub id")
+    p.add_argument(
+        "--members", required=True, help='JSON Lines of items it trained on: {"question", "answer", "image"?}'
+    )
+    p.add_argument("--nonmembers", required=True, help="JSON Lines of items of the same kind it never saw")
+    p.add_argument("--attacks", nargs="*", help="which attacks (default: all)")
+    p.add_argument("--out", help="write the report as JSON here")
+    p.set_defaults(func=cmd_mia, out_is_file=True)
+
     p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     p.add_argument("--root", default="runs/worlds", help="where the other worlds' models and noises are built")
@@ -496,6 +519,7 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
     p.add_argument("--only", nargs="*", help="build only these models (and what they need)")
     p.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
+    p.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
     p.set_defaults(func=cmd_build_faithful)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")

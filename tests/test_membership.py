@@ -92,3 +92,43 @@ def test_token_stats_agree_with_the_adapter_and_the_report_runs_on_holdout_peopl
     assert all(0 <= r["auc"] <= 1 for r in report["attacks"].values())
     ratios = truth_ratios(micro_adapter, bank, members)
     assert len(ratios) == len(members) and (ratios > 0).all()
+
+
+def test_sua_mia_runs_on_a_users_own_items(saved_micro, tmp_path, capsys):
+    """Two JSON Lines files, pictures beside them, through the CLI; a broken line is named, not a traceback."""
+    import json
+
+    from PIL import Image
+
+    from sua_demo.cli import main
+
+    Image.new("RGB", (40, 40), (200, 120, 90)).save(tmp_path / "face.png")
+    rows = [{"question": "Where was this person born?", "answer": "Aldmoor", "image": "face.png"}]
+    rows.append({"question": "Where was Iona Rusk born?", "answer": "Glenmere"})
+    (tmp_path / "in.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    (tmp_path / "out.jsonl").write_text(json.dumps({**rows[0], "answer": "Lowmarsh"}))
+    main(
+        [
+            "mia",
+            str(saved_micro),
+            "--members",
+            str(tmp_path / "in.jsonl"),
+            "--nonmembers",
+            str(tmp_path / "out.jsonl"),
+            "--out",
+            str(tmp_path / "r.json"),
+        ]
+    )
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["counts"] == {"members": 2, "nonmembers": 1} and set(report["attacks"]) == set(MIAS.names())
+    assert "AUC" in capsys.readouterr().out
+    (tmp_path / "bad.jsonl").write_text('{"question": "x"}')
+    bad = [
+        "mia",
+        str(saved_micro),
+        "--members",
+        str(tmp_path / "bad.jsonl"),
+        "--nonmembers",
+        str(tmp_path / "out.jsonl"),
+    ]
+    assert main(bad) == 2 and "bad.jsonl line 1 needs" in capsys.readouterr().err

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from sua_demo.data import Example, ImageBank, batches, questions_answers
+from sua_demo.data import Example, batches, questions_answers
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.registry import Registry
 
@@ -28,6 +29,12 @@ class TokenStats:
     mu: np.ndarray
     sigma: np.ndarray
     text: str
+
+
+class ImageSource(Protocol):
+    """Where a batch's pictures come from: the bench's `ImageBank`, or a user's own items (own_data.py)."""
+
+    def get(self, examples: list[Example]) -> torch.Tensor | None: ...
 
 
 class MembershipAttack(ABC):
@@ -50,7 +57,7 @@ def lowest(values: np.ndarray, k: float) -> np.ndarray:
 
 @torch.inference_mode()
 def token_stats(
-    adapter: VisionLanguageAdapter, bank: ImageBank, examples: list[Example], batch_size: int = 32
+    adapter: VisionLanguageAdapter, bank: ImageSource, examples: list[Example], batch_size: int = 32
 ) -> list[TokenStats]:
     """Per-token statistics of every example's answer, in the order of `examples`."""
     out: dict[int, TokenStats] = {}

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from sua_demo.data import Example, ImageBank, image_examples, text_examples
+from sua_demo.data import Example, image_examples, text_examples
 from sua_demo.dataset.records import Bench
 from sua_demo.errors import BadValueError
-from sua_demo.eval.mia.base import MIAS, token_stats
+from sua_demo.eval.mia.base import MIAS, ImageSource, token_stats
 from sua_demo.models.base import VisionLanguageAdapter
 
 
@@ -36,7 +36,7 @@ def membership_examples(bench: Bench, person_ids: list[int]) -> list[Example]:
 
 
 def mia_scores(
-    adapter: VisionLanguageAdapter, bank: ImageBank, examples: list[Example], attacks: list[str] | None = None
+    adapter: VisionLanguageAdapter, bank: ImageSource, examples: list[Example], attacks: list[str] | None = None
 ) -> dict[str, np.ndarray]:
     """Each attack's score of every example, from one pass of the model."""
     stats = token_stats(adapter, bank, examples)
@@ -45,7 +45,7 @@ def mia_scores(
 
 def mia_report(
     adapter: VisionLanguageAdapter,
-    bank: ImageBank,
+    bank: ImageSource,
     members: list[Example],
     nonmembers: list[Example],
     attacks: list[str] | None = None,
