@@ -264,13 +264,18 @@ def cmd_build_worlds(args: argparse.Namespace) -> None:
 
 
 def cmd_build_faithful(args: argparse.Namespace) -> None:
-    from sua_demo.faithful import attack_world, build_general, build_world
+    from sua_demo.faithful import FAITHFUL, attack_world, build_general, build_world, world_dir
+    from sua_demo.worlds import compare_worlds
 
     if args.general_only:
         print(build_general())
         return
     for seed in args.seeds:
         print(attack_world(seed) if args.attack else build_world(seed, args.only))
+    if args.attack:  # every faithful world attacked so far, beside the first world's summary
+        worlds = {f"seed{s}": world_dir(s) / "noise" for s in range(10) if (world_dir(s) / "noise").is_dir()}
+        compare_worlds(CHECKPOINTS / "noise" / "worlds.json", worlds, FAITHFUL)
+        print((FAITHFUL / "compare.md").read_text())
 
 
 def cmd_train_ddpm(args: argparse.Namespace) -> None:

@@ -14,11 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from sua_demo.analysis.gates import all_met, gate_rows, gates_markdown
-from sua_demo.build import RECIPES, SHIPPED_PRECISION, evaluate_dir
+from sua_demo.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, build_noises, evaluate_dir
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
 from sua_demo.config import (
-    BenchConfig,
     CHECKPOINTS,
+    BenchConfig,
     GeneralConfig,
     TowerConfig,
     TrainConfig,
@@ -27,7 +27,7 @@ from sua_demo.config import (
     shown_path,
 )
 from sua_demo.dataset import build_bench
-from sua_demo.errors import UnknownNameError
+from sua_demo.errors import MissingFileError, UnknownNameError
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.machine import describe
 from sua_demo.pretrain.general import general_stage
@@ -114,3 +114,29 @@ def write_gates(out: Path) -> list[dict]:
     verdict = "every gate holds" if all_met(rows) else "not every gate holds (yet)"
     atomic_write_text(out / "gates.md", f"# Quality gates of {shown_path(out)}: {verdict}\n\n{gates_markdown(rows)}\n")
     return rows
+
+
+ATTACK_SPLITS = [0, 1, 2]  # the headline's attacker/unseen splits per world, as `make worlds` runs the first world's
+
+
+def attack_world(seed: int = 0, splits: list[int] | None = None) -> Path:
+    """The shipped attack recipe, unchanged, on a built world's demo models, every control included (noise/ beside
+    the models). Blind: nothing of the world is changed after it; a stopped run resumes split by split. Paths are
+    the checkout's own (run from its root, as make does), so the reports name no machine's folders."""
+    out = Path(shown_path(world_dir(seed)))
+    missing = [n for n in ("vanilla", "retrain", *DEMO_MODELS) if not (out / n / "eval.json").is_file()]
+    if missing:
+        raise MissingFileError(
+            f"faithful world {seed} lacks {missing}; build it first (sua build-faithful --seeds {seed})"
+        )
+    t0 = time.time()
+    build_noises(
+        out,
+        out / "noise",
+        only=list(DEMO_MODELS),
+        bench_cfg=faithful_bench(seed),
+        splits=splits or ATTACK_SPLITS,
+        studies=False,
+    )
+    log.info("faithful world %d attacked in %.0f s on %s", seed, time.time() - t0, describe())
+    return out / "noise"

@@ -125,3 +125,56 @@ def build_worlds(seeds: list[int], root: Path, shipped_noise: Path, out: Path) -
     atomic_write_text(out / "worlds.md", markdown(summary))
     log.info("wrote %s", out / "worlds.md")
     return summary
+
+
+# (label, key) of the first-against-faithful table: the gain with δ and every control, in points
+COMPARED = (
+    ("gain with δ", "gain_sua"),
+    ("random noise", "gain_random"),
+    ("same δ on retrain", "gain_same_delta"),
+    ("δ fitted on retrain", "gain_own_delta"),
+)
+
+
+def world_reports(noise_dirs: dict[str, Path]) -> dict[str, dict[str, Any]]:
+    """reports[world][model] of every demo model each noise folder has finished."""
+    out: dict[str, dict[str, Any]] = {}
+    for world, folder in noise_dirs.items():
+        found = {
+            m: json.loads((folder / m / "report.json").read_text())
+            for m in DEMO_MODELS
+            if (folder / m / "report.json").is_file()
+        }
+        if found:
+            out[world] = found
+    return out
+
+
+def compare_markdown(first: dict[str, Any], faithful: dict[str, Any]) -> str:
+    """The first world beside the faithful one, per demo model and group: the mean gain over worlds (and splits)
+    of δ and of each control, first | faithful, with how many worlds each mean is over."""
+    lines = [
+        "# The first world against the faithful world",
+        "",
+        f"First world: {', '.join(first['worlds'])}. Faithful world: {', '.join(faithful['worlds'])}. Generation "
+        "exact match gains over clean, in points, mean over worlds of each world's mean over its splits: "
+        "**first | faithful**.",
+    ]
+    for model in sorted(set(first["models"]) & set(faithful["models"])):
+        a, b = first["models"][model], faithful["models"][model]
+        lines += ["", f"## {model}", "", "| group | clean | " + " | ".join(c for c, _ in COMPARED) + " |"]
+        lines.append("|---|---|" + "---|" * len(COMPARED))
+        for g in GROUPS:
+            clean = f"{a[f'{g}/clean']['mean']:.1f} \\| {b[f'{g}/clean']['mean']:.1f}"
+            cells = [f"{a[f'{g}/{k}']['mean']:+.1f} \\| **{b[f'{g}/{k}']['mean']:+.1f}**" for _, k in COMPARED]
+            lines.append(f"| {LABELS[g]} | {clean} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def compare_worlds(first_summary: Path, noise_dirs: dict[str, Path], out: Path) -> dict[str, Any]:
+    """compare.json / compare.md: the faithful worlds' summary (every finished world) beside the first world's."""
+    first = json.loads(first_summary.read_text())
+    faithful = summarise_worlds(world_reports(noise_dirs))
+    write_json(out / "compare.json", {"first": first, "faithful": faithful})
+    atomic_write_text(out / "compare.md", compare_markdown(first, faithful))
+    return faithful
