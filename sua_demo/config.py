@@ -136,6 +136,10 @@ class UnlearnConfig:
     refusal_target: float = 0.0  # IDK only: also require this refusal rate on forget questions
     retain_weight: float = 1.0
     npo_beta: float = 0.4  # MLLMU-Bench / NPO paper default
+    rmu_layer: int = -1  # RMU: the language-model layer whose activations are misdirected; -1: the middle one
+    # RMU: the random target's length, in units of the starting model's activation RMS at that layer (WMDP's fixed
+    # coefficient, 6.5 for Zephyr-7B, is tied to that model's scale; a ratio carries to any width)
+    rmu_steering: float = 6.5
     keep_best: bool = True  # if the rule is never met, keep the on-target check with the most retain
     lora: bool = False
     lora_rank: int = 8
