@@ -37,7 +37,8 @@ def test_the_methods_keep_the_order_of_the_shipped_audits(model):
     from sua_demo.config import CHECKPOINTS
 
     report = json.loads((CHECKPOINTS / "audit" / model / "audit.json").read_text())
-    assert list(report["summary"]) == list(report["states"]) == list(METHODS)
+    # audits shipped before a probe was added lack it; what they hold keeps the report's order
+    assert list(report["summary"]) == list(report["states"]) == [m for m in METHODS if m in report["summary"]]
 
 
 def test_a_registered_setting_is_a_class_attribute_of_the_entry():

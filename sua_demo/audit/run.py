@@ -30,6 +30,7 @@ LABELS = {
     "sua": "SUA δ", "random_noise": "random noise (same ε)", "quant8": "8-bit weights", "quant4": "4-bit weights",
     "relearn5": "relearn 5 steps", "relearn20": "relearn 20 steps", "relearn50": "relearn 50 steps",
     "soft_prompt1": "soft prompt, 1 vector", "soft_prompt5": "soft prompt, 5 vectors",
+    "typographic": "name written in the photo", "rephrased_image": "rephrased image (unseen pose and light)",
 }  # fmt: skip
 METHODS = tuple(LABELS)
 
