@@ -38,7 +38,16 @@ def test_finetune_learns_the_micro_bench(vanilla_dir, micro_bench):
 
 
 @pytest.mark.parametrize(
-    "method,lora", [("grad_diff", False), ("idk", False), ("npo", True), ("ga", True), ("kl", True), ("rmu", False)]
+    "method,lora",
+    [
+        ("grad_diff", False),
+        ("idk", False),
+        ("npo", True),
+        ("ga", True),
+        ("kl", True),
+        ("rmu", False),
+        ("simnpo", False),
+    ],
 )
 def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, method, lora):
     bench, bench_cfg = micro_bench
@@ -79,4 +88,4 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
 
 
 def test_every_method_is_registered():
-    assert set(METHODS.names()) >= {"ga", "grad_diff", "kl", "npo", "idk", "rmu"}
+    assert set(METHODS.names()) >= {"ga", "grad_diff", "kl", "npo", "idk", "rmu", "simnpo"}
