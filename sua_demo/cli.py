@@ -256,6 +256,18 @@ def cmd_mia(args: argparse.Namespace) -> None:
         print(f"{name:>7}: AUC {r['auc']:.3f} (mean score {r['members']:.3f} members, {r['nonmembers']:.3f} others)")
 
 
+def cmd_membership(args: argparse.Namespace) -> None:
+    from sua_demo.analysis.membership import membership_card, membership_markdown
+    from sua_demo.io import atomic_write_text, write_json
+
+    folder = Path(args.models)
+    card = membership_card(folder, args.names)
+    out = Path(args.out) if args.out else folder
+    write_json(out / "membership.json", card)
+    atomic_write_text(out / "membership.md", membership_markdown(card))
+    print(membership_markdown(card))
+
+
 def cmd_build_worlds(args: argparse.Namespace) -> None:
     from sua_demo.worlds import build_worlds
 
@@ -513,6 +525,14 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--attacks", nargs="*", help="which attacks (default: all)")
     p.add_argument("--out", help="write the report as JSON here")
     p.set_defaults(func=cmd_mia, out_is_file=True)
+
+    p = sub.add_parser(
+        "membership", help="a world's models: MIA AUC of forget vs holdout people, privleak, forget quality"
+    )
+    p.add_argument("models", help="a world's folder of models (vanilla and retrain in it)")
+    p.add_argument("--names", nargs="+", default=["vanilla", "idk", "grad_diff"], help="the models to read")
+    p.add_argument("--out", help="folder for membership.json / .md (default: the world's folder)")
+    p.set_defaults(func=cmd_membership)
 
     p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])

@@ -132,3 +132,25 @@ def test_sua_mia_runs_on_a_users_own_items(saved_micro, tmp_path, capsys):
         str(tmp_path / "out.jsonl"),
     ]
     assert main(bad) == 2 and "bad.jsonl line 1 needs" in capsys.readouterr().err
+
+
+def test_the_membership_card_reads_every_model_against_the_retrain_control(saved_micro, tmp_path, capsys):
+    """A world of micro models through `sua membership`: the retrain control's privleak is 0 and its forget quality
+    1 by construction (it is its own reference); a model of other weights is measured, not copied."""
+    import json
+    import shutil
+
+    from sua_demo.cli import main
+    from sua_demo.config import BenchConfig, to_dict
+
+    bench = BenchConfig(n_people=8, photos_per_person=3, train_photos=2, forget_fraction=0.25, seed=1, holdout_people=2)
+    for name in ("vanilla", "retrain"):
+        shutil.copytree(saved_micro, tmp_path / name)
+        (tmp_path / name / "sua_config.json").write_text(json.dumps({"configs": [to_dict(bench)]}))
+    assert main(["membership", str(tmp_path), "--names", "vanilla"]) == 0
+    card = json.loads((tmp_path / "membership.json").read_text())
+    assert list(card["models"]) == ["retrain", "vanilla"]
+    ret = card["models"]["retrain"]
+    assert all(v == 0 for v in ret["privleak"].values()) and ret["forget_quality"] == pytest.approx(1.0)
+    assert card["counts"] == {"members": 2 * (2 * 5 + 4), "nonmembers": 2 * (2 * 5 + 4)}
+    assert "| retrain |" in capsys.readouterr().out
