@@ -54,6 +54,11 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe("idk", UnlearnConfig(method="idk", lr=1e-4, forget_target=0.10, refusal_target=0.90, retain_floor=0.90)),
     Recipe("ga_lora", UnlearnConfig(method="ga", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
     Recipe("kl_lora", UnlearnConfig(method="kl", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
+    # The report card's two modern methods, LoRA like the peers' runs (and checkpoints/ stays small), under the
+    # shared stopping rule with GradDiff's targets. RMU's retain weight 10: its forget term starts near
+    # (6.5^2 + 1) x the activation RMS squared while the retain term starts at 0 (chosen before any run).
+    Recipe("rmu_lora", UnlearnConfig(method="rmu", lr=1e-3, lora=True, max_steps=200, retain_weight=10.0)),
+    Recipe("simnpo_lora", UnlearnConfig(method="simnpo", lr=1e-3, lora=True, max_steps=200, retain_weight=3.0)),
     Recipe("npo_lora", UnlearnConfig(method="npo", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
 )
 
