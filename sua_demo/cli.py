@@ -377,6 +377,7 @@ def parser() -> argparse.ArgumentParser:
     _data_commands(sub)
     _attack_commands(sub)
     _build_commands(sub)
+    _measure_commands(sub)
     return ap
 
 
@@ -492,6 +493,27 @@ def _attack_commands(sub: Any) -> None:
     p.set_defaults(func=cmd_mllmu_protocol, resumes=True)
 
 
+def _measure_commands(sub: Any) -> None:
+    """Membership and forget quality: on a user's own items, or on a world's models."""
+    p = sub.add_parser("mia", help="membership inference on your own items: LOSS, ZLib, Min-K%%, Min-K%%++ and AUC")
+    p.add_argument("model", help="a model folder or Hub id")
+    p.add_argument(
+        "--members", required=True, help='JSON Lines of items it trained on: {"question", "answer", "image"?}'
+    )
+    p.add_argument("--nonmembers", required=True, help="JSON Lines of items of the same kind it never saw")
+    p.add_argument("--attacks", nargs="*", help="which attacks (default: all)")
+    p.add_argument("--out", help="write the report as JSON here")
+    p.set_defaults(func=cmd_mia, out_is_file=True)
+
+    p = sub.add_parser(
+        "membership", help="a world's models: MIA AUC of forget vs holdout people, privleak, forget quality"
+    )
+    p.add_argument("models", help="a world's folder of models (vanilla and retrain in it)")
+    p.add_argument("--names", nargs="+", default=["vanilla", "idk", "grad_diff"], help="the models to read")
+    p.add_argument("--out", help="folder for membership.json / .md (default: the world's folder)")
+    p.set_defaults(func=cmd_membership)
+
+
 def _build_commands(sub: Any) -> None:
     """Rebuilding what ships (models, noises, audits, other worlds, denoisers) and the demo."""
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
@@ -515,24 +537,6 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--splits", type=positive_int, default=3, help="attacker/unseen splits to average over")
     p.add_argument("--out", help="folder for audit.json and audit.md (default: checkpoints/audit/<model>)")
     p.set_defaults(func=cmd_audit)
-
-    p = sub.add_parser("mia", help="membership inference on your own items: LOSS, ZLib, Min-K%%, Min-K%%++ and AUC")
-    p.add_argument("model", help="a model folder or Hub id")
-    p.add_argument(
-        "--members", required=True, help='JSON Lines of items it trained on: {"question", "answer", "image"?}'
-    )
-    p.add_argument("--nonmembers", required=True, help="JSON Lines of items of the same kind it never saw")
-    p.add_argument("--attacks", nargs="*", help="which attacks (default: all)")
-    p.add_argument("--out", help="write the report as JSON here")
-    p.set_defaults(func=cmd_mia, out_is_file=True)
-
-    p = sub.add_parser(
-        "membership", help="a world's models: MIA AUC of forget vs holdout people, privleak, forget quality"
-    )
-    p.add_argument("models", help="a world's folder of models (vanilla and retrain in it)")
-    p.add_argument("--names", nargs="+", default=["vanilla", "idk", "grad_diff"], help="the models to read")
-    p.add_argument("--out", help="folder for membership.json / .md (default: the world's folder)")
-    p.set_defaults(func=cmd_membership)
 
     p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
