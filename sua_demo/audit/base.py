@@ -12,14 +12,18 @@ A method is one file and one registry line (`AUDITS`), as attacks and unlearning
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
+from PIL import Image
 
 from sua_demo.attacks import Noise
 from sua_demo.data import Example, ImageBank, image_examples
-from sua_demo.dataset.records import Bench
+from sua_demo.dataset.records import Bench, Person
+from sua_demo.eval.evaluate import answer
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.recovery import AttackSplit
 from sua_demo.models.base import VisionLanguageAdapter
@@ -55,7 +59,7 @@ class AuditContext:
         """The audit's questions: every generation question of the forget people (and a few retain people) on
         their held-out photos, which no training or attack has seen."""
         retain = self.bench.retain_ids[: self.retain_people] if self.people is None else []
-        return image_examples(self.bench, self.forget_people() + retain, photos)  # type: ignore[arg-type]
+        return image_examples(self.bench, self.forget_people() + retain, photos)
 
 
 class AuditMethod(ABC):
@@ -77,6 +81,22 @@ class AuditMethod(ABC):
 
 
 AUDITS: Registry[AuditMethod] = Registry("audit method")
+
+
+def answers_on_drawn(
+    ctx: AuditContext, role: str, draw: Callable[[Person, int], Image.Image]
+) -> tuple[list[Example], list[str]]:
+    """The audit's questions asked of `draw(person, photo index)` in place of each held-out photo (drawn once per
+    photo): what the visual probes share, each saying only how it changes the picture."""
+    adapter, bank = ctx.models[role]
+    examples = ctx.asked()
+    drawn: dict[tuple[int, int], torch.Tensor] = {}
+    for e in examples:
+        if (e.person_id, e.photo) not in drawn:
+            photo = draw(ctx.bench.person(e.person_id), e.photo)
+            drawn[e.person_id, e.photo] = adapter.prepare_images([photo])[0]
+    images = torch.stack([drawn[e.person_id, e.photo] for e in examples])
+    return examples, answer(adapter, bank, examples, images=images)
 
 
 def scores(ctx: AuditContext, examples: list[Example], answers: list[str]) -> dict[str, float]:

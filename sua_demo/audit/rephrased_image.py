@@ -4,12 +4,12 @@ questions. Unlearning fitted on the training photos may hold only near them (Ope
 
 from __future__ import annotations
 
-import torch
+from PIL import Image
 
-from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
+from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod, answers_on_drawn
 from sua_demo.data import Example
 from sua_demo.dataset.faces import PhotoJitter, render_face
-from sua_demo.eval.evaluate import answer
+from sua_demo.dataset.records import Person
 
 # Two looks, one per held-out photo: each value beyond JITTER_RANGES and VARIED_RANGES (rotation +-14, scale
 # 0.88-1.12, light strength <= 0.35, brightness 0.8-1.2)
@@ -22,14 +22,8 @@ UNSEEN_LOOKS = (
 @AUDITS.register("rephrased_image")
 class RephrasedImage(AuditMethod):
     def answers(self, ctx: AuditContext, role: str) -> tuple[list[Example], list[str]]:
-        adapter, bank = ctx.models[role]
-        examples = ctx.asked()
-        drawn: dict[tuple[int, int], torch.Tensor] = {}
-        for e in examples:
-            if (e.person_id, e.photo) not in drawn:
-                person = ctx.bench.person(e.person_id)
-                look = UNSEEN_LOOKS[person.photo_indices("heldout").index(e.photo) % len(UNSEEN_LOOKS)]
-                photo = render_face(person.attributes, look, size=person.photos[0].size[0])
-                drawn[e.person_id, e.photo] = adapter.prepare_images([photo])[0]
-        images = torch.stack([drawn[e.person_id, e.photo] for e in examples])
-        return examples, answer(adapter, bank, examples, images=images)
+        def draw(person: Person, photo: int) -> Image.Image:
+            look = UNSEEN_LOOKS[person.photo_indices("heldout").index(photo) % len(UNSEEN_LOOKS)]
+            return render_face(person.attributes, look, size=person.photos[0].size[0])
+
+        return answers_on_drawn(ctx, role, draw)

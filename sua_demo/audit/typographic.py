@@ -4,12 +4,10 @@ unlearning, fitted on faces, never closed; one that cannot read gains nothing, w
 
 from __future__ import annotations
 
-import torch
 from PIL import Image, ImageDraw, ImageFont
 
-from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
+from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod, answers_on_drawn
 from sua_demo.data import Example
-from sua_demo.eval.evaluate import answer
 
 
 def with_caption(photo: Image.Image, text: str) -> Image.Image:
@@ -31,13 +29,4 @@ def with_caption(photo: Image.Image, text: str) -> Image.Image:
 @AUDITS.register("typographic")
 class Typographic(AuditMethod):
     def answers(self, ctx: AuditContext, role: str) -> tuple[list[Example], list[str]]:
-        adapter, bank = ctx.models[role]
-        examples = ctx.asked()
-        drawn: dict[tuple[int, int], torch.Tensor] = {}
-        for e in examples:
-            if (e.person_id, e.photo) not in drawn:
-                person = ctx.bench.person(e.person_id)
-                photo = with_caption(person.photos[e.photo], person.name)
-                drawn[e.person_id, e.photo] = adapter.prepare_images([photo])[0]
-        images = torch.stack([drawn[e.person_id, e.photo] for e in examples])
-        return examples, answer(adapter, bank, examples, images=images)
+        return answers_on_drawn(ctx, role, lambda person, photo: with_caption(person.photos[photo], person.name))
