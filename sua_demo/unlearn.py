@@ -38,6 +38,7 @@ class UnlearnResult:
     criterion_met: bool
     reference_retain: float
     history: list[dict[str, Any]] = field(default_factory=list)
+    kept_step: int = 0  # the step whose weights were kept (the last, unless the rule was never met)
 
 
 def check_groups(bench: Bench) -> dict[str, list]:
@@ -48,9 +49,12 @@ def check_groups(bench: Bench) -> dict[str, list]:
     }
 
 
-def probe(adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank) -> dict[str, float]:
+def probe(
+    adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank, groups: dict[str, list] | None = None
+) -> dict[str, float]:
+    """The stopping rule's three figures on `groups` (default: `check_groups`, the bench's fixed probe)."""
     adapter.model.eval()
-    r = evaluate(adapter, bench, bank, check_groups(bench), progress=False)
+    r = evaluate(adapter, bench, bank, groups or check_groups(bench), progress=False)
     return {
         "forget_em": r["forget"]["gen_em"],
         "forget_refusal": r["forget"]["gen_refusal"],
@@ -118,19 +122,49 @@ def unlearn(
     out_dir: str | Path | None = None,
     progress: bool = True,
 ) -> UnlearnResult:
-    seed_everything(cfg.seed)
+    """Unlearn the saved model `start` on the bench's forget people; with `out_dir`, saved there with its history."""
     method_cls = METHODS.get(cfg.method)
     _check_counts(cfg)
     adapter = load_adapter(start)
     reference = load_adapter(start) if method_cls.needs_reference else None
+    result = unlearn_adapter(adapter, bench, ImageBank(bench, adapter), cfg, reference, progress=progress)
+    extra = {
+        "steps": result.steps,
+        "kept_step": result.kept_step,
+        "criterion_met": result.criterion_met,
+        "start": str(start),
+        **resolve(cfg.precision, adapter.device).as_meta(),
+        "history": result.history,
+    }
+    if out_dir is not None:
+        _save(adapter, start, out_dir, [bench_cfg, cfg], extra)
+    return result
+
+
+def unlearn_adapter(
+    adapter: VisionLanguageAdapter,
+    bench: Bench,
+    bank: ImageBank,
+    cfg: UnlearnConfig,
+    reference: VisionLanguageAdapter | None = None,
+    groups: dict[str, list] | None = None,
+    progress: bool = True,
+) -> UnlearnResult:
+    """The loop on a model in memory (changed in place): the bench's forget people unlearned against its retain
+    people until the stopping rule holds on `groups` (default: the bench's fixed probe). A visitor's face is
+    unlearned this way inside a session, with a small probe of its own, and nothing written to disk."""
+    seed_everything(cfg.seed)
+    method_cls = METHODS.get(cfg.method)
+    _check_counts(cfg)
+    if method_cls.needs_reference and reference is None:
+        reference = adapter.clone()
     if reference is not None:
         reference.model.requires_grad_(False)
     method = method_cls(cfg, reference)
-    bank = ImageBank(bench, adapter)
     precision = resolve(cfg.precision, adapter.device)
-    start_metrics = probe(adapter, bench, bank)
+    start_metrics = probe(adapter, bench, bank, groups)
     floor = cfg.retain_floor * start_metrics["retain_em"]
-    log.info("unlearn %s from %s: start %s, retain floor %.3f", cfg.method, start, start_metrics, floor)
+    log.info("unlearn %s: start %s, retain floor %.3f", cfg.method, start_metrics, floor)
     params = _trainable(adapter, cfg)
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     forget, retain = _sampler(bench, bench.forget_ids, cfg, 0), _sampler(bench, bench.retain_ids, cfg, 1)
@@ -149,7 +183,7 @@ def unlearn(
         step += 1
         bar.update()
         if step % cfg.eval_every == 0:
-            m = probe(adapter, bench, bank)
+            m = probe(adapter, bench, bank, groups)
             history.append({"step": step, "loss": float(loss.detach()), **m})
             bar.set_postfix(
                 forget=f"{m['forget_em']:.2f}", retain=f"{m['retain_em']:.2f}", refusal=f"{m['forget_refusal']:.2f}"
@@ -162,11 +196,7 @@ def unlearn(
     kept = _keep_best(adapter, cfg, met, best, step)
     adapter.model.eval()
     log.info("unlearn %s: %d steps, %.0f s, criterion met: %s", cfg.method, step, time.time() - t0, met)
-    extra = {"steps": step, "kept_step": kept, "criterion_met": met, "start": str(start), **precision.as_meta()}
-    extra["history"] = history
-    if out_dir is not None:
-        _save(adapter, start, out_dir, [bench_cfg, cfg], extra)
-    return UnlearnResult(adapter, step, met, start_metrics["retain_em"], history)
+    return UnlearnResult(adapter, step, met, start_metrics["retain_em"], history, kept)
 
 
 def _relative_start(start: str | Path, out_dir: str | Path) -> str:

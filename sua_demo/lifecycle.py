@@ -1,0 +1,277 @@
+"""Your face: teach a model a visitor's person, check it learned them, unlearn them, then see whether a noise that
+never saw them (the shipped δ) or one fitted on some of their photos (tested on the others) brings them back,
+against the two controls every figure here has: the model before teaching (it never knew this person, so it is the
+retrain control for this face) with the same δ, and random noise of the same ε.
+
+Everything runs in memory on copies of the given model (a session's own; nothing is shared with another visitor
+and nothing is written unless `out_dir` is given). Each step reports its time and a before/after line.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sua_demo.analysis.verdict import Verdict, verdict
+from sua_demo.attacks import ATTACKS, AttackConfig, Noise
+from sua_demo.config import UnlearnConfig
+from sua_demo.data import ImageBank, image_examples
+from sua_demo.dataset.records import Bench
+from sua_demo.enrol import TeachConfig, Visitor, teach, visitor_bench
+from sua_demo.errors import BadValueError, SuaError
+from sua_demo.eval.evaluate import evaluate
+from sua_demo.eval.person import person_answers
+from sua_demo.io import atomic_write_text, write_json
+from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.unlearn import unlearn_adapter
+
+log = logging.getLogger(__name__)
+METHODS = ("idk", "grad_diff")
+OTHERS = 10  # bench people whose answers are watched for collateral damage (one train, one held-out photo each)
+# The visitor's unlearning: the shipped demo recipes' rates and targets, the language model only, a small
+# probe (the visitor's taught photos, the watched people) for the project's stopping rule. IDK's retain floor is
+# 0.95 of the start, not the bench recipe's 0.90: forgetting one person should cost the others next to nothing.
+UNLEARN = {
+    "idk": UnlearnConfig(
+        method="idk", lr=1e-4, forget_target=0.10, refusal_target=0.90, retain_floor=0.95, max_steps=200, eval_every=5
+    ),
+    "grad_diff": UnlearnConfig(
+        method="grad_diff",
+        lr=5e-5,
+        retain_weight=3.0,
+        forget_target=0.15,
+        retain_floor=0.80,
+        max_steps=200,
+        eval_every=5,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class LifecycleConfig:
+    method: str = "idk"
+    teach: TeachConfig = TeachConfig(steps=80)
+    fit_steps: int = 100  # the fitted δ's sign steps (the shipped recipe's schedule, fewer steps: a visitor waits)
+    seed: int = 0
+    # fp32: on the embedded models a step is too small for bf16 to pay (teaching measured 4x slower under autocast
+    # on a native-bf16 CPU); a large model on a GPU passes "auto"
+    precision: str = "fp32"
+
+
+@dataclass
+class StepReport:
+    name: str
+    seconds: float
+    line: str  # before -> after, in words
+
+
+@dataclass
+class EnrolReport:
+    """What happened to one visitor's person, every figure measured on the models this run made."""
+
+    name: str
+    facts: dict[str, str]
+    method: str
+    taught_photos: list[int]
+    held_back: list[int]
+    questions: list[str]
+    truths: list[str]
+    figures: dict[str, float] = field(default_factory=dict)
+    steps: list[StepReport] = field(default_factory=list)
+    answers: dict[str, dict[str, list[list[str]]]] = field(default_factory=dict)  # noise -> condition -> grid
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    def headline(self) -> str:
+        parts = []
+        for noise, v in self.verdicts.items():
+            parts.append(f"{noise} δ: {v.headline()}")
+        return "; ".join(parts)
+
+
+def held_back_count(n_photos: int) -> int:
+    """Photos kept out of teaching: a third, at least one (4-5 photos: 1; 6-8: 2)."""
+    return max(1, n_photos // 3)
+
+
+def _frac(adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank, groups: dict[str, list]) -> dict[str, Any]:
+    return evaluate(adapter, bench, bank, groups, progress=False)
+
+
+def _groups(bench: Bench, vid: int, others: list[int]) -> dict[str, list]:
+    return {
+        "taught": image_examples(bench, [vid], "train"),
+        "held_back": image_examples(bench, [vid], "heldout"),
+        "others": image_examples(bench, others, "train", photos_per_person=1)
+        + image_examples(bench, others, "heldout", photos_per_person=1),
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+class _Clock:
+    """Each step's time, reported to `on_step` as it ends (the page shows each one as it lands)."""
+
+    def __init__(self, report: EnrolReport, on_step: Callable[[StepReport], None] | None) -> None:
+        self.report, self.on_step, self.t0 = report, on_step, time.time()
+
+    def done(self, name: str, line: str) -> None:
+        step = StepReport(name, round(time.time() - self.t0, 1), line)
+        self.report.steps.append(step)
+        log.info("enrol: %s in %.1f s", name, step.seconds)  # timings only: nothing about the photos or facts
+        if self.on_step is not None:
+            self.on_step(step)
+        self.t0 = time.time()
+
+
+def run_lifecycle(
+    before: VisionLanguageAdapter,
+    bench: Bench,
+    visitor: Visitor,
+    shipped: Noise | None,
+    cfg: LifecycleConfig = LifecycleConfig(),
+    on_step: Callable[[StepReport], None] | None = None,
+    stop: threading.Event | None = None,
+    out_dir: str | Path | None = None,
+) -> EnrolReport:
+    """teach, check, unlearn, attack (shipped and fitted δ), each with its controls; `before` is never changed.
+    With `out_dir`, the taught LoRA adapter, the unlearned language model's weights and the report are written
+    there. `stop` ends the run between steps with a `SuaError` (nothing half-made is returned)."""
+    if cfg.method not in METHODS:
+        raise BadValueError(f"unlearning method must be one of {', '.join(METHODS)}, not {cfg.method!r}")
+    n_held = held_back_count(len(visitor.photos))
+    vb = visitor_bench(bench, visitor, len(visitor.photos) - n_held)
+    vid = vb.forget_ids[0]
+    others = bench.retain_ids[:OTHERS] if bench.retain_ids else [p.id for p in bench.people[:OTHERS]]
+    bank = ImageBank(vb, before)
+    groups = _groups(vb, vid, others)
+    gen = vb.items([vid], tasks=("gen",), modalities=("image",))
+    report = EnrolReport(
+        visitor.name,
+        dict(visitor.facts),
+        cfg.method,
+        vb.person(vid).photo_indices("train"),
+        vb.person(vid).photo_indices("heldout"),
+        [q.question for q in gen],
+        [q.answer for q in gen],
+    )
+    clock = _Clock(report, on_step)
+    out = Path(out_dir) if out_dir is not None else None
+
+    def check_stop() -> None:
+        if stop is not None and stop.is_set():
+            raise SuaError("stopped: the run was cancelled; nothing of it was kept")
+
+    start = _frac(before, vb, bank, groups)
+    taught = before.clone()
+    taught.freeze_vision_side()
+    teach(
+        taught,
+        vb,
+        bank,
+        replace(cfg.teach, seed=cfg.seed, precision=cfg.precision),
+        save_to=out / "taught" if out else None,
+        stop=stop,
+    )
+    check_stop()
+    after = _frac(taught, vb, bank, groups)
+    f = report.figures
+    f |= {
+        "before_held_back": start["held_back"]["gen_em"],
+        "taught_held_back": after["held_back"]["gen_em"],
+        "taught_taught": after["taught"]["gen_em"],
+        "others_before": start["others"]["gen_em"],
+        "others_taught": after["others"]["gen_em"],
+    }
+    clock.done(
+        "teach",
+        f"facts right on held-back photos: {_pct(f['before_held_back'])} before teaching → "
+        f"{_pct(f['taught_held_back'])} taught (taught photos {_pct(f['taught_taught'])}); "
+        f"other people {_pct(f['others_before'])} → {_pct(f['others_taught'])}",
+    )
+    unlearned = taught.clone()
+    probe_groups = {"forget": groups["taught"], "retain": groups["others"]}
+    ucfg = replace(UNLEARN[cfg.method], train_parts="language_model", seed=cfg.seed, precision=cfg.precision)
+    result = unlearn_adapter(unlearned, vb, bank, ucfg, groups=probe_groups, progress=False)
+    check_stop()
+    gone = _frac(unlearned, vb, bank, groups)
+    f |= {
+        "unlearned_held_back": gone["held_back"]["gen_em"],
+        "refusal_held_back": gone["held_back"]["gen_refusal"],
+        "unlearned_taught": gone["taught"]["gen_em"],
+        "others_unlearned": gone["others"]["gen_em"],
+        "unlearn_steps": float(result.steps),
+        "unlearn_rule_met": float(result.criterion_met),
+    }
+    clock.done(
+        f"unlearn ({cfg.method})",
+        f"facts right on held-back photos: {_pct(f['taught_held_back'])} → {_pct(f['unlearned_held_back'])} "
+        f"(refusals {_pct(f['refusal_held_back'])}); other people {_pct(f['others_taught'])} → "
+        f"{_pct(f['others_unlearned'])}; {result.steps} steps, stopping rule "
+        + ("met" if result.criterion_met else "not met"),
+    )
+    noises = {} if shipped is None else {"shipped": shipped}
+    eps = shipped.eps if shipped is not None else AttackConfig.eps
+    attack = ATTACKS.get("sua")(
+        unlearned, AttackConfig(eps=eps, steps=cfg.fit_steps, seed=cfg.seed, precision=cfg.precision)
+    )
+    noises["fitted"] = attack.run(bank, groups["taught"], progress=False, meta={"fitted_on": "taught photos"})
+    clock.done(
+        "fit δ", f"{cfg.fit_steps} steps on the {len(report.taught_photos)} taught photos, ε {eps * 255:.0f}/255"
+    )
+    check_stop()
+    rand = ATTACKS.get("random")(unlearned, AttackConfig(eps=eps, seed=cfg.seed, precision=cfg.precision)).run(
+        bank, [], progress=False
+    )
+    facts = [q.fact for q in gen]
+    for label, noise in noises.items():
+        grid = person_answers(vb, vid, (unlearned, bank), noise, rand, (taught, bank), (before, bank))
+        if label == "fitted":  # tested on the photos it was not fitted on
+            grid = {k: v[len(report.taught_photos) :] for k, v in grid.items()}
+        report.answers[label] = grid
+        report.verdicts[label] = verdict(visitor.name, report.truths, grid, facts)
+    clock.done("attack and controls", report.headline())
+    if out is not None:
+        write_report(report, out, unlearned)
+    return report
+
+
+def report_json(report: EnrolReport) -> dict[str, Any]:
+    return {
+        **{k: v for k, v in asdict(report).items() if k != "verdicts"},
+        "verdicts": {k: {**asdict(v), "headline": v.headline()} for k, v in report.verdicts.items()},
+    }
+
+
+def report_markdown(report: EnrolReport) -> str:
+    lines = [f"# Your face: {report.name}", "", f"Unlearned with {report.method}. {report.headline()}", ""]
+    lines += ["| step | time (s) | before → after |", "|---|---:|---|"]
+    lines += [f"| {s.name} | {s.seconds:.1f} | {s.line} |" for s in report.steps]
+    for label, grid in report.answers.items():
+        photos = report.taught_photos + report.held_back if label == "shipped" else report.held_back
+        lines += ["", f"## {label} δ", "", "| photo | question | truth | " + " | ".join(grid) + " |"]
+        lines.append("|---|---|---|" + "---|" * len(grid))
+        for p, photo in enumerate(photos):
+            for q, (question, truth) in enumerate(zip(report.questions, report.truths, strict=True)):
+                cells = " | ".join(grid[c][p][q] for c in grid)
+                lines.append(f"| {photo} | {question} | {truth} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: EnrolReport, out: Path, unlearned: VisionLanguageAdapter) -> None:
+    """report.json and report.md, and the unlearned language model's weights (the tower and projector are the
+    starting model's, unchanged): what `sua enrol --out` leaves."""
+    from safetensors.torch import save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    prefix = unlearned.language_prefix()
+    weights = {k: v.contiguous() for k, v in unlearned.model.state_dict().items() if k.startswith(prefix)}
+    save_file(weights, str(out / "unlearned_language_model.safetensors"))
+    write_json(out / "report.json", report_json(report))
+    atomic_write_text(out / "report.md", report_markdown(report))
