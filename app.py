@@ -19,7 +19,7 @@ FILES = {"file_count": "multiple", "interactive": False}  # downloads offered, n
 
 def build_app() -> gr.Blocks:
     from sua_demo.config import CHECKPOINTS
-    from sua_demo.ui import text
+    from sua_demo.ui import text, your_face
     from sua_demo.ui.about import about_markdown
     from sua_demo.ui.launch import CACHE_SWEEP
     from sua_demo.ui.session import defaults
@@ -94,6 +94,30 @@ def build_app() -> gr.Blocks:
             audit_person = gr.Dropdown([("the shipped audit", ""), *d.people], value="", visible=False, label="person")
             audit_text = gr.Markdown(elem_id="audit-table", elem_classes="wide-tables")
             audit_plot = gr.Plot(label="recovered per person and fact")
+        with gr.Tab("Your face"):
+            face = gr.State(None, time_to_live=your_face.IDLE_SECONDS, delete_callback=your_face.forget)
+            gr.Markdown(your_face.PRIVACY, elem_id="face-privacy")
+            gr.Markdown(your_face.HELP)
+            with gr.Row():
+                face_files = gr.File(
+                    file_count="multiple", file_types=["image"], label="your photos", elem_id="face-files"
+                )
+                face_cam = PhotoInput(type="filepath", sources=["webcam", "clipboard"], label="or take or paste one")
+            face_thumbs = gr.HTML(your_face.thumbnails_html([]), elem_id="face-thumbs")
+            face_clear = gr.Button("Remove my photos", size="sm")
+            with gr.Row():
+                face_name = gr.Textbox(label="made-up name", elem_id="face-name", max_length=80)
+                facts = [
+                    gr.Dropdown(c, label=k, allow_custom_value=True, elem_id=f"face-{k}") for k, c in d.facts.items()
+                ]
+            with gr.Row():
+                invent_btn = gr.Button("Invent facts", elem_id="face-invent")
+                face_method = gr.Radio(["idk", "grad_diff"], value="idk", label="how it forgets", elem_id="face-method")
+                face_btn = gr.Button("Teach, unlearn, attack", variant="primary", elem_id="face-run")
+                face_stop = gr.Button("Stop", elem_id="face-stop")
+            face_message = gr.HTML("", elem_id="face-message")
+            face_status, face_steps = gr.Markdown(elem_id="face-status"), gr.HTML(elem_id="face-steps")
+            face_verdict, face_story = gr.HTML(elem_id="face-verdict"), gr.HTML(elem_id="face-story")
         with gr.Tab("About"):
             gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
             gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
@@ -160,6 +184,19 @@ def build_app() -> gr.Blocks:
         live = shown(tools.audit, 2, at=0)
         audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, concurrency_id="optimise")
         batch_btn.click(shown(tools.batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
+
+        # Your face: page events only, so a visitor's photos never reach an API endpoint or another session
+        face_shown = {"api_name": False, "show_progress": "hidden"}
+        for box in (face_files, face_cam):  # each photo read into the session's memory, its file deleted
+            box.upload(shown(tools.face_add, 3, at=2), [face, box], [face, face_thumbs, face_message], **face_shown)
+        face_clear.click(your_face.clear_photos, face, [face, face_thumbs, face_message], **face_shown)
+        invent_btn.click(shown(tools.face_invent, 5), None, [face_name, *facts, face_message], **face_shown)
+        face_in = [face, face_name, *facts, face_method]
+        face_out = [face_status, face_steps, face_verdict, face_story]
+        face_btn.click(
+            shown(tools.face_run, 4), face_in, [*face_out, face_message], api_name=False, concurrency_id="optimise"
+        )
+        face_stop.click(your_face.stop, face, face_status, api_name=False, queue=False)
 
         # the API and the MCP tools: the same handlers, with the errors a caller expects, on no trigger of the page
         for fn, ins, outs in (

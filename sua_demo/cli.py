@@ -349,6 +349,60 @@ def cmd_demo(args: argparse.Namespace) -> None:
             print(f"     {name:>10}: {answers[i]}")
 
 
+def _visitor_facts(args: argparse.Namespace, bench, tokenizer) -> tuple[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+    """--name and --fact KEY=VALUE, with what is not given invented under --invent (and said so)."""
+    from sua_demo.enrol.visitor import check_visitor, invent_visitor
+
+    given: dict[str, str] = {}
+    for pair in args.fact or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise BadValueError(f"--fact takes KEY=VALUE (as occupation=baker), not {pair[:40]!r}")
+        given[key.strip()] = value.strip()
+    name, invented = invent_visitor(bench, args.seed, tokenizer)
+    if not args.invent and (not args.name or len(given) < len(invented)):
+        raise BadValueError(f"give --name and every --fact ({', '.join(invented)}), or --invent to fill in the rest")
+    filled = sorted(k for k in invented if k not in given) + ([] if args.name else ["name"])
+    if filled:
+        print(f"invented: {', '.join(filled)}")
+    return check_visitor(args.name or name, {**invented, **given}, tokenizer)
+
+
+def cmd_enrol(args: argparse.Namespace) -> None:
+    from sua_demo.attacks import load_noise
+    from sua_demo.dataset import build_bench
+    from sua_demo.enrol import Visitor, usable_photos
+    from sua_demo.enrol.visitor import procedural_photos
+    from sua_demo.lifecycle import LifecycleConfig, report_markdown, run_lifecycle
+    from sua_demo.models.loading import load_adapter
+
+    bench_cfg = BenchConfig()
+    bench = build_bench(bench_cfg)
+    if args.procedural is not None and args.photos:
+        raise BadValueError("give photos or --procedural SEED, not both")
+    if args.procedural is not None:
+        photos, notes = procedural_photos(args.procedural, bench_cfg, 6), []
+    else:
+        photos, notes = usable_photos(list(args.photos))
+    for note in notes:
+        print(note)
+    before = load_adapter(args.model)
+    name, facts = _visitor_facts(args, bench, before.tokenizer)
+    noise = load_noise(args.noise, before.image_size) if args.noise else None
+    cfg = LifecycleConfig(method=args.method, seed=args.seed)
+    print(f"{name}: {', '.join(f'{k} {v}' for k, v in facts.items())}; {len(photos)} photos")
+    report = run_lifecycle(
+        before,
+        bench,
+        Visitor(name, facts, photos),
+        noise,
+        cfg,
+        on_step=lambda s: print(f"{s.name} ({s.seconds:.0f} s): {s.line}"),
+        out_dir=args.out,
+    )
+    print(report_markdown(report).split("\n## ")[0])
+
+
 def _bench_args(p: argparse.ArgumentParser) -> None:
     bench = BenchConfig()  # the shipped checkpoints' bench, so that no flag means the same people
     p.add_argument("--people", type=positive_int, default=bench.n_people, help="number of fictitious people")
@@ -378,6 +432,7 @@ def parser() -> argparse.ArgumentParser:
     _attack_commands(sub)
     _build_commands(sub)
     _measure_commands(sub)
+    _face_commands(sub)
     return ap
 
 
@@ -567,6 +622,26 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--model", default="idk", help="shipped unlearned model name")
     p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first forget person")
     p.set_defaults(func=cmd_demo)
+
+
+def _face_commands(sub: Any) -> None:
+    """A visitor's own person: taught, unlearned and attacked, with its controls."""
+    p = sub.add_parser("enrol", help="teach the model a person from your photos, unlearn them, attack with controls")
+    p.add_argument("photos", nargs="*", help="3-8 photos of one face (JPEG, PNG, WebP, GIF or BMP)")
+    p.add_argument("--procedural", type=int, metavar="SEED", help="instead of photos: a new procedural person")
+    p.add_argument("--name", help="a made-up name (the embedded model knows its bench's words only)")
+    p.add_argument("--fact", action="append", metavar="KEY=VALUE", help="birthplace, occupation, hobby or food")
+    p.add_argument("--invent", action="store_true", help="invent the name and facts not given")
+    p.add_argument("--method", choices=("idk", "grad_diff"), default="idk", help="how the person is unlearned")
+    p.add_argument("--model", default=str(TINY / "vanilla"), help="the model to teach (default: the shipped vanilla)")
+    p.add_argument(
+        "--noise",
+        default=str(CHECKPOINTS / "noise" / "idk" / "delta_split0.safetensors"),
+        help="the shipped δ to try (it never saw this person nor this model)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="folder for the taught adapter, the unlearned weights and the report")
+    p.set_defaults(func=cmd_enrol)
 
 
 def check_out(out: str, is_file: bool = False) -> None:

@@ -37,24 +37,29 @@ class Defaults:
     stealth: float
     people: list[tuple[str, str]] = field(default_factory=list)  # so the API and MCP schemas list the choices
     person: str | None = None
+    facts: dict[str, list[str]] = field(default_factory=dict)  # Your face: each fact's values the model can say
 
 
 def defaults(state: AppState | None = None) -> Defaults:
     """The library's defaults; with `state`, Optimise's steps sized to about APP_SECONDS on this machine."""
     from sua_demo.attacks import AttackConfig
+    from sua_demo.dataset.profiles import FACT_POOLS
     from sua_demo.denoisers import DENOISERS
     from sua_demo.look import SOURCES
     from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS
+    from sua_demo.ui.your_face import fact_choices
 
     cfg = AttackConfig()
     steps, people, person = STEP_RANGE[0], [], None
+    facts = {k: list(v) for k, v in FACT_POOLS.items()}
     if state is not None:
         steps = app_steps(state.timer.seconds_per_step(state.engine, state.engine.session(DEFAULT_MODEL)))
         first = state.load(DEFAULT_MODEL)
         people, person = first.people, first.person
+        facts = fact_choices(state.engine)
     return Defaults(
         list(SHIPPED_MODELS), DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
-        round(cfg.eps * 255), steps, cfg.stealth_weight, people, person,
+        round(cfg.eps * 255), steps, cfg.stealth_weight, people, person, facts,
     )  # fmt: skip
 
 

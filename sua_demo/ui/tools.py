@@ -211,3 +211,29 @@ def sources_update(noise_file: str | None, optimised: str | None, value: str | N
     value = value if value not in missing_sources(noise_file, optimised) else "shipped"
     info, greyed = sources_help(noise_file, optimised), greyed_out(noise_file, optimised)
     return gr.update(value=value, info=info, elem_classes=greyed)
+
+
+# -- Your face: page handlers only (never an API endpoint: a visitor's photos stay in their own session) ------------
+@handler
+def face_add(sess: Any, files: Any) -> tuple[Any, str, str]:
+    """Read the uploaded photos into this session's memory; their files are deleted at once."""
+    from sua_demo.ui import your_face
+
+    return your_face.add_photos(sess, files)
+
+
+@handler
+def face_invent(seed: float = 0) -> tuple[str, ...]:
+    """A made-up name and four facts the model can say."""
+    from sua_demo.ui import your_face
+
+    return your_face.invent(state().engine, int(seed or 0))
+
+
+@handler
+def face_run(sess: Any, name: str, birthplace: str, occupation: str, hobby: str, food: str, method: str):  # type: ignore[no-untyped-def]
+    """Teach, check, unlearn and attack this session's person, each step as it lands."""
+    from sua_demo.ui import your_face
+
+    facts = {"birthplace": birthplace, "occupation": occupation, "hobby": hobby, "food": food}
+    yield from your_face.run(state().engine, sess, name or "", {k: v or "" for k, v in facts.items()}, method)

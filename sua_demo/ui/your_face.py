@@ -1,0 +1,242 @@
+"""The Your face tab: a visitor's photos, kept in their own browser session's memory and nowhere else, a made-up
+person's facts, and one lifecycle run at a time per session (`sua_demo/lifecycle.py`), shown step by step.
+
+Privacy, by construction: a photo is read into memory and its uploaded file deleted at once, so the server's
+file routes hold nothing of it; thumbnails are inline images inside the page; the models taught on it live only
+while the run does. Gradio's per-session state holds the rest and drops it when the tab closes, or after
+`IDLE_SECONDS` without a change. Only step timings are logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import logging
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from sua_demo.dataset.profiles import FACT_POOLS
+from sua_demo.engine import Engine
+from sua_demo.enrol import Visitor, invent_visitor, usable_photos
+from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS
+from sua_demo.enrol.visitor import check_visitor, sayable
+from sua_demo.errors import SuaError
+from sua_demo.eval.metrics import exact_match
+from sua_demo.images import read_image
+from sua_demo.lifecycle import EnrolReport, LifecycleConfig, StepReport, run_lifecycle
+from sua_demo.threads import streaming_on_fresh_thread
+from sua_demo.ui.story import verdict_html
+
+log = logging.getLogger(__name__)
+IDLE_SECONDS = 30 * 60
+FACTS = tuple(FACT_POOLS)
+PRIVACY = (
+    "**Your photos stay yours.** They are held in this browser tab's session only, in memory: each uploaded file is "
+    "read and deleted at once, nobody else's page or API call can reach them, and they and the models taught on "
+    "them are gone when you close the tab, or after 30 minutes without use. Only how long each step took is logged."
+)
+HELP = (
+    f"Give {MIN_PHOTOS}–{MAX_PHOTOS} photos of one face (4 or more is better), a made-up name and four facts, or "
+    "press **Invent facts**. The run teaches the model this person, checks it on a photo it was not taught on, "
+    "makes it forget them, and tries two noises: the shipped δ, which never saw this person nor this model, and "
+    "a δ fitted on your taught photos, tested on the others. Each is read against its controls: random noise of "
+    "the same ε, and the model from before teaching (it never knew this person) with the same δ. About two "
+    "minutes on two cores."
+)
+COLUMNS = {
+    "vanilla": "taught",
+    "clean": "unlearned",
+    "delta": "unlearned + δ",
+    "random": "+ random noise",
+    "retrain_delta": "before teaching + δ",
+}
+
+
+@dataclass
+class FaceSession:
+    """One browser session's photos and its last report; `busy` refuses a second run while one runs."""
+
+    photos: list[Image.Image] = field(default_factory=list)
+    report: EnrolReport | None = None
+    busy: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+def forget(sess: FaceSession | None) -> None:
+    """Gradio's delete callback: the session ended or sat idle; its photos and report go."""
+    if sess is not None:
+        sess.photos.clear()
+        sess.report = None
+        sess.stop.set()
+
+
+def _paths(files: Any) -> list[str]:
+    if not files:
+        return []
+    items = files if isinstance(files, list) else [files]
+    return [str(getattr(f, "name", f)) for f in items]
+
+
+def add_photos(sess: FaceSession | None, files: Any) -> tuple[FaceSession, str, str]:
+    """Read each uploaded file into memory by the image rules, then delete it; (session, thumbnails, note)."""
+    sess = sess or FaceSession()
+    notes = []
+    for path in _paths(files):
+        try:
+            if len(sess.photos) >= MAX_PHOTOS:
+                notes.append(f"{Path(path).name}: set aside, {MAX_PHOTOS} photos is the most a run uses")
+                continue
+            image, _ = read_image(path)
+            sess.photos.append(image.convert("RGB"))
+        except SuaError as err:
+            notes.append(f"a photo was set aside: {err}")
+        finally:
+            Path(path).unlink(missing_ok=True)  # the server keeps no copy of the photo
+    return sess, thumbnails_html(sess.photos), "; ".join(notes)
+
+
+def clear_photos(sess: FaceSession | None) -> tuple[FaceSession, str, str]:
+    sess = sess or FaceSession()
+    sess.photos.clear()
+    sess.report = None
+    return sess, thumbnails_html([]), ""
+
+
+def thumbnails_html(photos: list[Image.Image]) -> str:
+    """The photos as inline images inside the page: never a file on the server, never a URL another page could
+    fetch."""
+    if not photos:
+        return f"<p class='controls'>No photos yet: add {MIN_PHOTOS} to {MAX_PHOTOS}.</p>"
+    tiles = []
+    for i, photo in enumerate(photos, start=1):
+        buf = io.BytesIO()
+        thumb = photo.copy()
+        thumb.thumbnail((96, 96))
+        thumb.save(buf, format="PNG")
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        tiles.append(f"<img src='data:image/png;base64,{data}' alt='your photo {i}' width='96' height='96'>")
+    row = "style='display:flex;flex-wrap:wrap;gap:6px'"
+    return (
+        f"<div class='face-thumbs' {row} aria-label='your photos'>{''.join(tiles)}</div><p>{len(photos)} photo(s)</p>"
+    )
+
+
+def fact_choices(engine: Engine) -> dict[str, list[str]]:
+    """For each fact, the values the default model can say (the dropdowns offer them; typing another is checked)."""
+    tokenizer = engine.session("vanilla").adapter.tokenizer
+    return {k: sayable(tokenizer, FACT_POOLS[k]) for k in FACTS}
+
+
+def invent(engine: Engine, seed: int = 0) -> tuple[str, ...]:
+    """A name no bench person has and four facts, all words the model can say."""
+    name, facts = invent_visitor(engine.bench, int(seed), engine.session("vanilla").adapter.tokenizer)
+    return (name, *(facts[k] for k in FACTS))
+
+
+def steps_html(steps: list[StepReport], running: str = "") -> str:
+    """Each step's time and its before → after line; the step under way last."""
+    nowrap = "style='white-space:nowrap'"
+    rows = [
+        f"<tr><td {nowrap}>{html.escape(s.name)}</td><td {nowrap}>{s.seconds:.0f} s</td>"
+        f"<td>{html.escape(s.line)}</td></tr>"
+        for s in steps
+    ]
+    if running:
+        rows.append(f"<tr><td {nowrap}>{html.escape(running)}</td><td>…</td><td>running</td></tr>")
+    return (
+        "<table class='face-steps' aria-label='the steps of your run'><thead><tr>"
+        f"<th {nowrap}>step</th><th {nowrap}>time</th><th>before → after</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def story_html(report: EnrolReport, noise: str) -> str:
+    """The visitor's story table for one noise: every question on every photo it was tested on, per condition."""
+    grid = report.answers[noise]
+    photos = report.taught_photos + report.held_back if noise == "shipped" else report.held_back
+    cols = [c for c in COLUMNS if c in grid]
+    head = "<th>photo</th><th>question</th><th>truth</th>" + "".join(f"<th>{COLUMNS[c]}</th>" for c in cols)
+    body = []
+    for p, photo in enumerate(photos):
+        kind = "held back" if photo in report.held_back else "taught"
+        for q, (question, truth) in enumerate(zip(report.questions, report.truths, strict=True)):
+            cells = []
+            for c in cols:
+                said = grid[c][p][q]
+                right = exact_match(said, truth)  # the verdict's own rule
+                cells.append(f"<td class='{'right' if right else 'wrong'}'>{html.escape(said)}</td>")
+            body.append(
+                f"<tr><td>{photo} ({kind})</td><td>{html.escape(question)}</td><td>{html.escape(truth)}</td>"
+                + "".join(cells)
+                + "</tr>"
+            )
+    return (
+        "<div class='story-wrap'><table class='story' aria-label='your face: answers under each condition'>"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+ROLES = {
+    "shipped": "your face, the shipped δ: it never saw this person nor this model",
+    "fitted": "your face, a δ fitted on your taught photos, read on the held-back ones",
+}
+
+
+def verdicts_html(report: EnrolReport) -> str:
+    return "".join(verdict_html(v, ROLES[k]) for k, v in report.verdicts.items())
+
+
+def run(
+    engine: Engine, sess: FaceSession | None, name: str, facts: dict[str, str], method: str = "idk"
+) -> Iterator[tuple[str, str, str, str]]:
+    """(status, steps table, verdicts, story tables) after each step; a `SuaError` for input that cannot run, with
+    nothing lost: the photos stay in the session."""
+    sess = sess or FaceSession()
+    if not sess.busy.acquire(blocking=False):
+        raise SuaError("a run of yours is already going; wait for it to finish or press Stop")
+    try:
+        photos, notes = usable_photos(list(sess.photos))
+        vanilla = engine.session("vanilla")
+        name, facts = check_visitor(name, facts, vanilla.adapter.tokenizer)
+        with vanilla.attack_lock:  # a private copy: nothing this run does touches the model others use
+            before = vanilla.adapter.clone()
+        shipped = engine.session("idk").shipped_noise
+        sess.stop.clear()
+        visitor = Visitor(name, facts, photos)
+        note = " ".join(notes)
+        yield f"teaching {html.escape(name)}… {note}", steps_html([], "teach"), "", ""
+
+        def work(emit: Any) -> EnrolReport:
+            cfg = LifecycleConfig(method=method)
+            return run_lifecycle(before, engine.bench, visitor, shipped, cfg, on_step=emit, stop=sess.stop)
+
+        done: list[StepReport] = []
+        stream = streaming_on_fresh_thread(work, tick=1.0)
+        while True:
+            try:
+                item = next(stream)
+            except StopIteration as finished:
+                report = finished.value
+                break
+            if item is not None:
+                done.append(item)
+                yield f"{item.name}: done in {item.seconds:.0f} s", steps_html(done, "next step"), "", ""
+        sess.report = report
+        total = sum(s.seconds for s in report.steps)
+        stories = "".join(f"<h4>{k} δ</h4>{story_html(report, k)}" for k in report.answers)
+        yield f"done in {total:.0f} s. {note}", steps_html(report.steps), verdicts_html(report), stories
+    finally:
+        sess.busy.release()
+
+
+def stop(sess: FaceSession | None) -> str:
+    if sess is None or not sess.busy.locked():
+        return "nothing is running to stop"
+    sess.stop.set()
+    return "stopping after the current step…"

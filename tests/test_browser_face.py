@@ -1,0 +1,80 @@
+"""Your face in a browser: a visitor gives 4 photos, invents facts, runs the lifecycle and sees each step's time, the
+verdicts and the story table; a second browser session and the raw API reach nothing of theirs. Screenshots go
+under artifacts/ (issue 29)."""
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from test_browser import CHROMIUM, browser, shot  # noqa: F401  (the module's browser fixture)
+
+pytestmark = [
+    pytest.mark.slow,  # a browser on the served app, and a two-minute lifecycle
+    pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (apt-get install chromium; .ci/run does)"),
+]
+
+
+def face_tab(browser, app_url, width=1400, height=1000):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(app_url)
+    page.get_by_role("tab", name="Your face").click()
+    expect(page.locator("#face-privacy")).to_contain_text("stay yours", timeout=60_000)
+    return page
+
+
+def status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_it(browser, app_url, tmp_path):  # noqa: F811
+    from playwright.sync_api import expect
+
+    from sua_demo.config import BenchConfig
+    from sua_demo.enrol.visitor import procedural_photos
+
+    paths = []
+    for i, photo in enumerate(procedural_photos(11, BenchConfig(), 4)):
+        paths.append(tmp_path / f"me{i}.png")
+        photo.resize((256, 256)).save(paths[-1])
+    page = face_tab(browser, app_url)
+    try:
+        page.locator("#face-files input[type=file]").set_input_files([str(p) for p in paths])
+        expect(page.locator("#face-thumbs img")).to_have_count(4, timeout=60_000)
+        links = page.eval_on_selector_all("#face-files a[href]", "els => els.map(e => e.href)")
+        page.locator("#face-invent").click()
+        expect(page.locator("#face-name input, #face-name textarea")).not_to_have_value("", timeout=30_000)
+        shot(page, "face_ready.png")
+        page.locator("#face-run").click()
+        expect(page.locator("#face-steps")).to_contain_text("teach", timeout=60_000)
+        expect(page.locator("#face-verdict .headline").first).to_contain_text("δ brought back", timeout=600_000)
+        expect(page.locator("#face-verdict .headline")).to_have_count(2)  # the shipped δ and the fitted δ
+        steps = page.locator("#face-steps").inner_text()
+        for name in ("teach", "unlearn (idk)", "fit δ", "attack and controls"):
+            assert name in steps, steps
+        assert " s" in steps  # each step's time
+        rows = page.locator("#face-story table.story tbody tr")
+        assert rows.count() == 4 * 5 + 1 * 5  # shipped δ on every photo, the fitted δ on the held-back one
+        page.locator("#face-verdict").scroll_into_view_if_needed()
+        shot(page, "face_done.png")
+
+        other = face_tab(browser, app_url)  # a second visitor's session
+        try:
+            expect(other.locator("#face-thumbs")).to_contain_text("No photos yet")
+            assert other.locator("#face-verdict .headline").count() == 0
+            shot(other, "face_other_session.png")
+        finally:
+            other.close()
+        for link in links:  # the raw file route: the uploads were deleted as soon as they were read
+            assert status(link) in (403, 404), link
+        with urllib.request.urlopen(app_url + "gradio_api/info", timeout=30) as r:
+            endpoints = [*json.load(r)["named_endpoints"]]
+        assert endpoints and not [e for e in endpoints if "face" in e]  # no endpoint takes or gives their photos
+    finally:
+        page.close()

@@ -1,0 +1,146 @@
+"""Your face: a visitor's photos and facts checked, made a bench person, taught, unlearned and attacked."""
+
+import hashlib
+import io
+import threading
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from sua_demo.config import BenchConfig
+from sua_demo.dataset import build_bench
+from sua_demo.enrol import TeachConfig, Visitor, invent_visitor, usable_photos, visitor_bench
+from sua_demo.enrol.photos import MIN_PHOTOS
+from sua_demo.enrol.visitor import MAX_NAME_CHARS, check_visitor, procedural_photos, unknown_words
+from sua_demo.errors import BadValueError, SuaError
+from sua_demo.lifecycle import LifecycleConfig, held_back_count, report_markdown, run_lifecycle
+
+FIRST = BenchConfig()
+
+
+def _png(image: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _digest(image: Image.Image) -> str:
+    return hashlib.sha256(np.asarray(image.convert("RGB")).tobytes()).hexdigest()
+
+
+def test_photos_too_few_duplicates_and_broken_files_are_set_aside_with_a_reason():
+    photos = procedural_photos(3, FIRST, 4)
+    copy = photos[0].resize((200, 200)).resize(photos[0].size)  # a re-sized copy: the same shot
+    kept, notes = usable_photos([_png(photos[0]), b"not an image", _png(copy), *photos[1:]])
+    assert len(kept) == 4
+    assert any("photo 2 set aside" in n and "accepted format" in n for n in notes)
+    assert any("photo 3 set aside: it is a near-copy of photo 1" in n for n in notes)
+    with pytest.raises(SuaError, match=f"at least {MIN_PHOTOS} different photos"):
+        usable_photos([photos[0], copy, photos[1]])
+    with pytest.raises(SuaError, match="at most 8"):
+        usable_photos(photos * 3)
+
+
+def test_names_and_facts_are_checked_against_what_the_model_can_say(micro_adapter, micro_bench):
+    bench, _ = micro_bench
+    tokenizer = micro_adapter.tokenizer
+    name, facts = invent_visitor(bench, 0, micro_adapter.tokenizer)
+    assert name not in {p.name for p in bench.people + bench.holdout}
+    assert check_visitor(name, facts, tokenizer) == (name, facts)
+    assert unknown_words(tokenizer, "Zorblax") == ["Zorblax"]
+    bad = {
+        "x" * (MAX_NAME_CHARS + 1): "keep it to 40",
+        "Robert'); DROP": "letters, spaces",
+        "Zorblax " + name.split()[-1]: "cannot say 'Zorblax'",
+        "": "empty",
+    }
+    for typed, message in bad.items():
+        with pytest.raises(BadValueError, match=message):
+            check_visitor(typed, facts, tokenizer)
+    with pytest.raises(BadValueError, match="unknown fact 'shoe'"):
+        check_visitor(name, {**facts, "shoe": "boot"}, tokenizer)
+    with pytest.raises(BadValueError, match="no food given"):
+        check_visitor(name, {k: v for k, v in facts.items() if k != "food"}, tokenizer)
+
+
+def test_the_visitor_is_one_more_person_and_the_only_one_to_forget(micro_adapter, micro_bench):
+    bench, cfg = micro_bench
+    name, facts = invent_visitor(bench, 1, micro_adapter.tokenizer)
+    photos = procedural_photos(1, cfg, 4)
+    vb = visitor_bench(bench, Visitor(name, facts, photos), 3)
+    vid = vb.forget_ids[0]
+    assert vb.retain_ids == [p.id for p in bench.people] and vid not in {p.id for p in bench.people + bench.holdout}
+    person = vb.person(vid)
+    assert person.photo_indices("train") == [0, 1, 2] and person.photo_indices("heldout") == [3]
+    assert len(vb.items([vid])) == len(bench.items([bench.people[0].id]))
+    assert {q.answer for q in vb.items([vid], tasks=("gen",))} == {name, *facts.values()}
+    with pytest.raises(BadValueError, match="teach on 1 to 3"):
+        visitor_bench(bench, Visitor(name, facts, photos), 4)
+    assert [held_back_count(n) for n in (3, 4, 5, 6, 8)] == [1, 1, 1, 2, 2]
+
+
+def test_procedural_visitors_share_no_photo_with_any_world():
+    """The stand-in visitors are people no shipped model saw: not one pixel-identical photo in the first worlds."""
+    visitors = {_digest(im) for seed in range(5) for im in procedural_photos(seed, FIRST, 6)}
+    assert len(visitors) == 30
+    for seed in range(4):
+        bench = build_bench(replace(FIRST, seed=seed))
+        assert not visitors & {_digest(im) for p in bench.people + bench.holdout for im in p.photos}
+
+
+def test_the_lifecycle_reports_each_step_and_leaves_the_starting_model_as_it_was(micro_adapter, micro_bench, tmp_path):
+    bench, cfg = micro_bench
+    name, facts = invent_visitor(bench, 2, micro_adapter.tokenizer)
+    visitor = Visitor(name, facts, procedural_photos(2, cfg, 4))
+    before = {k: v.clone() for k, v in micro_adapter.model.state_dict().items()}
+    seen = []
+    life = LifecycleConfig(teach=TeachConfig(steps=3), fit_steps=2)
+    report = run_lifecycle(micro_adapter, bench, visitor, None, life, on_step=seen.append, out_dir=tmp_path)
+    assert all(torch.equal(v, micro_adapter.model.state_dict()[k]) for k, v in before.items())
+    assert [s.name for s in seen] == ["teach", "unlearn (idk)", "fit δ", "attack and controls"]
+    assert all(s.seconds >= 0 and s.line for s in seen)
+    assert set(report.verdicts) == {"fitted"}  # no shipped noise given: only the fitted one
+    v = report.verdicts["fitted"]
+    assert v.photos == 1 and set(v.correct) == {"clean", "delta", "random", "vanilla", "retrain_delta"}
+    assert {"taught_held_back", "unlearned_held_back", "others_before", "others_unlearned"} <= set(report.figures)
+    for f in ("report.json", "report.md", "unlearned_language_model.safetensors", "taught/adapter_config.json"):
+        assert (tmp_path / f).is_file(), f
+    assert report_markdown(report) == (tmp_path / "report.md").read_text()
+
+
+def test_a_cancelled_lifecycle_says_so_and_returns_nothing_half_made(micro_adapter, micro_bench):
+    bench, cfg = micro_bench
+    name, facts = invent_visitor(bench, 3, micro_adapter.tokenizer)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(SuaError, match="cancelled"):
+        run_lifecycle(
+            micro_adapter,
+            bench,
+            Visitor(name, facts, procedural_photos(3, cfg, 4)),
+            None,
+            LifecycleConfig(teach=TeachConfig(steps=50)),
+            stop=stop,
+        )
+
+
+@pytest.mark.slow
+def test_a_new_person_is_taught_and_unlearned_on_the_shipped_model():
+    """The issue's bar, measured on the shipped vanilla with the default settings: a procedural person no world
+    holds is learned (≥ 80 % on held-back photos), unlearned (≤ 20 %, refusal ≥ 80 %), and the other people's
+    accuracy stays within 5 points of before, after teaching and after unlearning."""
+    from sua_demo.config import CHECKPOINTS
+    from sua_demo.models.loading import load_adapter
+
+    bench = build_bench(FIRST)
+    before = load_adapter(CHECKPOINTS / "tiny-llava" / "vanilla")
+    name, facts = invent_visitor(bench, 1, before.tokenizer)
+    report = run_lifecycle(before, bench, Visitor(name, facts, procedural_photos(1, FIRST, 6)), None)
+    f = report.figures
+    assert f["taught_held_back"] >= 0.8, f
+    assert f["unlearned_held_back"] <= 0.2 and f["refusal_held_back"] >= 0.8, f
+    assert f["others_taught"] >= f["others_before"] - 0.05 - 1e-9, f
+    assert f["others_unlearned"] >= f["others_before"] - 0.05 - 1e-9, f
