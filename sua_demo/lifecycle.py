@@ -98,10 +98,6 @@ def held_back_count(n_photos: int) -> int:
     return max(1, n_photos // 3)
 
 
-def _frac(adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank, groups: dict[str, list]) -> dict[str, Any]:
-    return evaluate(adapter, bench, bank, groups, progress=False)
-
-
 def _groups(bench: Bench, vid: int, others: list[int]) -> dict[str, list]:
     return {
         "taught": image_examples(bench, [vid], "train"),
@@ -130,6 +126,97 @@ class _Clock:
         self.t0 = time.time()
 
 
+@dataclass
+class _Run:
+    """One lifecycle's shared parts: the visitor's bench, the image bank, the groups every figure is read on."""
+
+    cfg: LifecycleConfig
+    bench: Bench
+    bank: ImageBank
+    groups: dict[str, list]
+    others: list[int]
+    report: EnrolReport
+    clock: _Clock
+    stop: threading.Event | None
+    out: Path | None
+
+    @property
+    def vid(self) -> int:
+        return self.bench.forget_ids[0]
+
+    def check_stop(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise SuaError("stopped: the run was cancelled; nothing of it was kept")
+
+    def measure(self, adapter: VisionLanguageAdapter) -> dict[str, Any]:
+        return evaluate(adapter, self.bench, self.bank, self.groups, progress=False)
+
+    def teach(self, before: VisionLanguageAdapter) -> VisionLanguageAdapter:
+        start = self.measure(before)
+        taught = before.clone()
+        taught.freeze_vision_side()
+        cfg = replace(self.cfg.teach, seed=self.cfg.seed, precision=self.cfg.precision)
+        teach(taught, self.bench, self.bank, cfg, save_to=self.out / "taught" if self.out else None, stop=self.stop)
+        self.check_stop()
+        after, f = self.measure(taught), self.report.figures
+        f["before_held_back"], f["others_before"] = start["held_back"]["gen_em"], start["others"]["gen_em"]
+        f["taught_held_back"], f["taught_taught"] = after["held_back"]["gen_em"], after["taught"]["gen_em"]
+        f["others_taught"] = after["others"]["gen_em"]
+        self.clock.done(
+            "teach",
+            f"facts right on held-back photos: {_pct(f['before_held_back'])} before teaching → "
+            f"{_pct(f['taught_held_back'])} taught (taught photos {_pct(f['taught_taught'])}); "
+            f"other people {_pct(f['others_before'])} → {_pct(f['others_taught'])}",
+        )
+        return taught
+
+    def unlearn(self, taught: VisionLanguageAdapter) -> VisionLanguageAdapter:
+        unlearned, cfg = taught.clone(), self.cfg
+        # the stopping rule's probe: the taught photos, and one train photo of each watched person (the held-out
+        # ones are kept for the figures reported)
+        retain = image_examples(self.bench, self.others, "train", photos_per_person=1)
+        probe = {"forget": self.groups["taught"], "retain": retain}
+        ucfg = replace(UNLEARN[cfg.method], train_parts="language_model", seed=cfg.seed, precision=cfg.precision)
+        result = unlearn_adapter(unlearned, self.bench, self.bank, ucfg, groups=probe, progress=False)
+        self.check_stop()
+        gone, f = self.measure(unlearned), self.report.figures
+        f["unlearned_held_back"], f["refusal_held_back"] = gone["held_back"]["gen_em"], gone["held_back"]["gen_refusal"]
+        f["unlearned_taught"], f["others_unlearned"] = gone["taught"]["gen_em"], gone["others"]["gen_em"]
+        f["unlearn_steps"], f["unlearn_rule_met"] = float(result.steps), float(result.criterion_met)
+        self.clock.done(
+            f"unlearn ({cfg.method})",
+            f"facts right on held-back photos: {_pct(f['taught_held_back'])} → {_pct(f['unlearned_held_back'])} "
+            f"(refusals {_pct(f['refusal_held_back'])}); other people {_pct(f['others_taught'])} → "
+            f"{_pct(f['others_unlearned'])}; {result.steps} steps, stopping rule "
+            + ("met" if result.criterion_met else "not met"),
+        )
+        return unlearned
+
+    def attack(self, shipped: Noise | None, models: tuple[VisionLanguageAdapter, ...]) -> None:
+        """The shipped δ on every photo, a δ fitted on the taught photos read on the held-back ones; each beside
+        random noise of the same ε and the model before teaching with the same δ."""
+        before, taught, unlearned = models
+        cfg, report = self.cfg, self.report
+        noises = {} if shipped is None else {"shipped": shipped}
+        eps = shipped.eps if shipped is not None else AttackConfig.eps
+        acfg = AttackConfig(eps=eps, steps=cfg.fit_steps, seed=cfg.seed, precision=cfg.precision)
+        fitted = ATTACKS.get("sua")(unlearned, acfg)
+        noises["fitted"] = fitted.run(self.bank, self.groups["taught"], progress=False, meta={"fitted_on": "taught"})
+        n = len(report.taught_photos)
+        self.clock.done("fit δ", f"{cfg.fit_steps} steps on the {n} taught photos, ε {eps * 255:.0f}/255")
+        self.check_stop()
+        rand = ATTACKS.get("random")(unlearned, acfg).run(self.bank, [], progress=False)  # the seed's U(-ε, ε)
+        facts = [q.fact for q in self.bench.items([self.vid], tasks=("gen",), modalities=("image",))]
+        for label, noise in noises.items():
+            models_banks = ((unlearned, self.bank), noise, rand, (taught, self.bank), (before, self.bank))
+            grid = person_answers(self.bench, self.vid, *models_banks)
+            if label == "fitted":  # read on the photos it was not fitted on
+                grid = {k: v[n:] for k, v in grid.items()}
+            report.answers[label] = grid
+            report.verdicts[label] = verdict(report.name, report.truths, grid, facts)
+        self.clock.done("attack and controls", report.headline())
+
+
 def run_lifecycle(
     before: VisionLanguageAdapter,
     bench: Bench,
@@ -145,98 +232,22 @@ def run_lifecycle(
     there. `stop` ends the run between steps with a `SuaError` (nothing half-made is returned)."""
     if cfg.method not in METHODS:
         raise BadValueError(f"unlearning method must be one of {', '.join(METHODS)}, not {cfg.method!r}")
-    n_held = held_back_count(len(visitor.photos))
-    vb = visitor_bench(bench, visitor, len(visitor.photos) - n_held)
+    vb = visitor_bench(bench, visitor, len(visitor.photos) - held_back_count(len(visitor.photos)))
     vid = vb.forget_ids[0]
     others = bench.retain_ids[:OTHERS] if bench.retain_ids else [p.id for p in bench.people[:OTHERS]]
-    bank = ImageBank(vb, before)
-    groups = _groups(vb, vid, others)
     gen = vb.items([vid], tasks=("gen",), modalities=("image",))
+    person = vb.person(vid)
     report = EnrolReport(
-        visitor.name,
-        dict(visitor.facts),
-        cfg.method,
-        vb.person(vid).photo_indices("train"),
-        vb.person(vid).photo_indices("heldout"),
-        [q.question for q in gen],
-        [q.answer for q in gen],
-    )
-    clock = _Clock(report, on_step)
+        visitor.name, dict(visitor.facts), cfg.method, person.photo_indices("train"), person.photo_indices("heldout"),
+        [q.question for q in gen], [q.answer for q in gen],
+    )  # fmt: skip
     out = Path(out_dir) if out_dir is not None else None
-
-    def check_stop() -> None:
-        if stop is not None and stop.is_set():
-            raise SuaError("stopped: the run was cancelled; nothing of it was kept")
-
-    start = _frac(before, vb, bank, groups)
-    taught = before.clone()
-    taught.freeze_vision_side()
-    teach(
-        taught,
-        vb,
-        bank,
-        replace(cfg.teach, seed=cfg.seed, precision=cfg.precision),
-        save_to=out / "taught" if out else None,
-        stop=stop,
+    run = _Run(
+        cfg, vb, ImageBank(vb, before), _groups(vb, vid, others), others, report, _Clock(report, on_step), stop, out
     )
-    check_stop()
-    after = _frac(taught, vb, bank, groups)
-    f = report.figures
-    f |= {
-        "before_held_back": start["held_back"]["gen_em"],
-        "taught_held_back": after["held_back"]["gen_em"],
-        "taught_taught": after["taught"]["gen_em"],
-        "others_before": start["others"]["gen_em"],
-        "others_taught": after["others"]["gen_em"],
-    }
-    clock.done(
-        "teach",
-        f"facts right on held-back photos: {_pct(f['before_held_back'])} before teaching → "
-        f"{_pct(f['taught_held_back'])} taught (taught photos {_pct(f['taught_taught'])}); "
-        f"other people {_pct(f['others_before'])} → {_pct(f['others_taught'])}",
-    )
-    unlearned = taught.clone()
-    probe_groups = {"forget": groups["taught"], "retain": groups["others"]}
-    ucfg = replace(UNLEARN[cfg.method], train_parts="language_model", seed=cfg.seed, precision=cfg.precision)
-    result = unlearn_adapter(unlearned, vb, bank, ucfg, groups=probe_groups, progress=False)
-    check_stop()
-    gone = _frac(unlearned, vb, bank, groups)
-    f |= {
-        "unlearned_held_back": gone["held_back"]["gen_em"],
-        "refusal_held_back": gone["held_back"]["gen_refusal"],
-        "unlearned_taught": gone["taught"]["gen_em"],
-        "others_unlearned": gone["others"]["gen_em"],
-        "unlearn_steps": float(result.steps),
-        "unlearn_rule_met": float(result.criterion_met),
-    }
-    clock.done(
-        f"unlearn ({cfg.method})",
-        f"facts right on held-back photos: {_pct(f['taught_held_back'])} → {_pct(f['unlearned_held_back'])} "
-        f"(refusals {_pct(f['refusal_held_back'])}); other people {_pct(f['others_taught'])} → "
-        f"{_pct(f['others_unlearned'])}; {result.steps} steps, stopping rule "
-        + ("met" if result.criterion_met else "not met"),
-    )
-    noises = {} if shipped is None else {"shipped": shipped}
-    eps = shipped.eps if shipped is not None else AttackConfig.eps
-    attack = ATTACKS.get("sua")(
-        unlearned, AttackConfig(eps=eps, steps=cfg.fit_steps, seed=cfg.seed, precision=cfg.precision)
-    )
-    noises["fitted"] = attack.run(bank, groups["taught"], progress=False, meta={"fitted_on": "taught photos"})
-    clock.done(
-        "fit δ", f"{cfg.fit_steps} steps on the {len(report.taught_photos)} taught photos, ε {eps * 255:.0f}/255"
-    )
-    check_stop()
-    rand = ATTACKS.get("random")(unlearned, AttackConfig(eps=eps, seed=cfg.seed, precision=cfg.precision)).run(
-        bank, [], progress=False
-    )
-    facts = [q.fact for q in gen]
-    for label, noise in noises.items():
-        grid = person_answers(vb, vid, (unlearned, bank), noise, rand, (taught, bank), (before, bank))
-        if label == "fitted":  # tested on the photos it was not fitted on
-            grid = {k: v[len(report.taught_photos) :] for k, v in grid.items()}
-        report.answers[label] = grid
-        report.verdicts[label] = verdict(visitor.name, report.truths, grid, facts)
-    clock.done("attack and controls", report.headline())
+    taught = run.teach(before)
+    unlearned = run.unlearn(taught)
+    run.attack(shipped, (before, taught, unlearned))
     if out is not None:
         write_report(report, out, unlearned)
     return report
