@@ -32,7 +32,8 @@ from sua_demo.unlearn import unlearn_adapter
 
 log = logging.getLogger(__name__)
 METHODS = ("idk", "grad_diff")
-OTHERS = 10  # bench people whose answers are watched for collateral damage (one train, one held-out photo each)
+OTHERS = 20  # bench people whose answers are watched for collateral damage (one train, one held-out photo each)
+PROBED = 10  # of them, the ones the stopping rule reads (one train photo each): a check every few steps
 # The visitor's unlearning: the shipped demo recipes' rates and targets, the language model only, a small
 # probe (the visitor's taught photos, the watched people) for the project's stopping rule. IDK's retain floor is
 # 0.95 of the start, not the bench recipe's 0.90: forgetting one person should cost the others next to nothing.
@@ -174,7 +175,7 @@ class _Run:
         unlearned, cfg = taught.clone(), self.cfg
         # the stopping rule's probe: the taught photos, and one train photo of each watched person (the held-out
         # ones are kept for the figures reported)
-        retain = image_examples(self.bench, self.others, "train", photos_per_person=1)
+        retain = image_examples(self.bench, self.others[:PROBED], "train", photos_per_person=1)
         probe = {"forget": self.groups["taught"], "retain": retain}
         ucfg = replace(UNLEARN[cfg.method], train_parts="language_model", seed=cfg.seed, precision=cfg.precision)
         result = unlearn_adapter(unlearned, self.bench, self.bank, ucfg, groups=probe, progress=False)

@@ -31,6 +31,9 @@ class TeachConfig:
     lr: float = 1e-3  # LoRA's usual rate; the adapters start at zero, so the model starts as it was
     batch_size: int = 8  # the visitor's questions per step
     replay_size: int = 24  # the bench's people's questions beside them
+    # half of the replay from the bench people whose photos the model sees as nearest the visitor's (cosine of
+    # the projected image embeddings): the ones a new face's answers would spill onto
+    near_people: int = 10
     lora_rank: int = 8  # MLLMU-Bench's fine-tune: r 8, alpha 16, every linear layer of the language model
     lora_alpha: int = 16
     lora_targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -48,6 +51,22 @@ def _nll(adapter: VisionLanguageAdapter, bank: ImageBank, chunk: list[Example], 
     if x is not None and jitter is not None:
         x = photo_jitter(x, jitter)
     return adapter.answer_nll(x, [e.item.question for e in chunk], [e.item.answer for e in chunk]).mean()
+
+
+@torch.no_grad()
+def nearest_people(adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank, k: int) -> list[int]:
+    """The `k` retain people whose train photos lie nearest the visitor's taught photos in the model's own image
+    embedding (mean over photos, cosine)."""
+
+    def mean_embedding(pid: int) -> torch.Tensor:
+        photos = bench.person(pid).photo_indices("train")
+        x = bank.tensor[bank.index[pid], photos]
+        return torch.nn.functional.normalize(adapter.image_embeddings(x).float().mean(0), dim=0)
+
+    me = torch.stack([mean_embedding(pid) for pid in bench.forget_ids]).mean(0)
+    ids = bench.retain_ids
+    sims = torch.stack([mean_embedding(pid) @ me for pid in ids])
+    return [ids[i] for i in sims.argsort(descending=True)[:k].tolist()]
 
 
 def teach(
@@ -75,7 +94,10 @@ def teach(
     params = [p for p in adapter.model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     visitor = ExampleSampler(_examples(bench, bench.forget_ids), cfg.batch_size, cfg.seed)
-    replay = ExampleSampler(_examples(bench, bench.retain_ids), cfg.replay_size, cfg.seed + 1)
+    near = nearest_people(adapter, bench, bank, cfg.near_people) if cfg.near_people else []
+    half = cfg.replay_size // 2 if near else 0
+    replay = ExampleSampler(_examples(bench, bench.retain_ids), cfg.replay_size - half, cfg.seed + 1)
+    near_replay = ExampleSampler(_examples(bench, near), half, cfg.seed + 2) if near else None
     jitter = torch.Generator().manual_seed(cfg.seed) if cfg.augment else None
     precision = resolve(cfg.precision, adapter.device)
     losses, t0 = [], time.time()
@@ -84,9 +106,10 @@ def teach(
         lr = cfg.lr * min(1.0, (step + 1) / 10) * (0.55 + 0.45 * np.cos(np.pi * step / cfg.steps))
         for group in optimizer.param_groups:
             group["lr"] = lr
-        chunks = [[Example(e.item.reshuffled(rng), e.photo) for e in sampler()] for sampler in (visitor, replay)]
+        samplers = [s for s in (visitor, replay, near_replay) if s is not None]
+        chunks = [[Example(e.item.reshuffled(rng), e.photo) for e in sampler()] for sampler in samplers]
         with precision.autocast(adapter.device):
-            loss = _nll(adapter, bank, chunks[0], jitter) + _nll(adapter, bank, chunks[1], jitter)
+            loss = sum(_nll(adapter, bank, chunk, jitter) for chunk in chunks)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)

@@ -11,7 +11,7 @@ from PIL import Image
 
 from sua_demo.config import BenchConfig
 from sua_demo.dataset.faces import IDENTITY_ATTRIBUTES, sample_attributes
-from sua_demo.dataset.profiles import FACT_POOLS, FIRST_NAMES, LAST_NAMES, make_record
+from sua_demo.dataset.profiles import FACT_POOLS, make_record
 from sua_demo.dataset.records import Bench, Person
 from sua_demo.dataset.synthetic import render_photos
 from sua_demo.errors import BadValueError
@@ -65,29 +65,34 @@ def check_visitor(name: str, facts: dict[str, str], tokenizer) -> tuple[str, dic
     for what, text in (("name", name), *facts.items()):
         words = unknown_words(tokenizer, text)
         if words:
-            hint = "a name from 'invent facts'" if what == "name" else f"one of: {', '.join(FACT_POOLS[what][:6])}…"
+            choices = sayable(tokenizer, FACT_POOLS.get(what, ()))[:6]
+            hint = "a name from 'invent facts'" if what == "name" else f"one of: {', '.join(choices)}…"
             raise BadValueError(
                 f"this model cannot say {words[0]!r} (the {what}): its vocabulary is its bench's words; use {hint}"
             )
     return name, facts
 
 
-def invent_visitor(bench: Bench, seed: int = 0) -> tuple[str, dict[str, str]]:
+def sayable(tokenizer, words: tuple[str, ...] | list[str]) -> list[str]:  # noqa: ANN001
+    """The words of a list this model can say (all of them for a subword tokenizer)."""
+    return [w for w in words if tokenizer is None or not unknown_words(tokenizer, w)]
+
+
+def invent_visitor(bench: Bench, seed: int = 0, tokenizer=None) -> tuple[str, dict[str, str]]:  # noqa: ANN001
     """A name no person of the bench has (first and last names from the bench's own lists) and facts drawn from
-    the bench's pools, so the retrain control's chance of guessing them is the bench's own."""
+    the bench's pools, so the retrain control's chance of guessing them is the bench's own; with `tokenizer`,
+    only words that model can say."""
     rng = np.random.default_rng((seed, 29))
     taken = {p.name for p in bench.people + bench.holdout}
-    known_first = {p.name.split()[0] for p in bench.people}
-    known_last = {p.name.split()[-1] for p in bench.people}
-    first = [n for n in FIRST_NAMES if n in known_first]
-    last = [n for n in LAST_NAMES if n in known_last]
+    first = sayable(tokenizer, sorted({p.name.split()[0] for p in bench.people}))
+    last = sayable(tokenizer, sorted({p.name.split()[-1] for p in bench.people}))
     for _ in range(1000):
         name = f"{rng.choice(first)} {rng.choice(last)}"
         if name not in taken:
             break
     else:
         raise BadValueError("every name of the bench's lists is taken; type one")
-    return name, {k: str(rng.choice(pool)) for k, pool in FACT_POOLS.items()}
+    return name, {k: str(rng.choice(sayable(tokenizer, pool))) for k, pool in FACT_POOLS.items()}
 
 
 def visitor_bench(bench: Bench, visitor: Visitor, n_teach: int) -> Bench:

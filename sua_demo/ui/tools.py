@@ -223,11 +223,13 @@ def face_add(sess: Any, files: Any) -> tuple[Any, str, str]:
 
 
 @handler
-def face_invent(seed: float = 0) -> tuple[str, ...]:
-    """A made-up name and four facts the model can say."""
+def face_invent() -> tuple[str, ...]:
+    """A made-up name and four facts the model can say, new at every press."""
+    import secrets
+
     from sua_demo.ui import your_face
 
-    return your_face.invent(state().engine, int(seed or 0))
+    return your_face.invent(state().engine, secrets.randbelow(2**31))
 
 
 @handler
