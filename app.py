@@ -94,6 +94,7 @@ def build_app() -> gr.Blocks:
             audit_person = gr.Dropdown([("the shipped audit", ""), *d.people], value="", visible=False, label="person")
             audit_text = gr.Markdown(elem_id="audit-table", elem_classes="wide-tables")
             audit_plot = gr.Plot(label="recovered per person and fact")
+            card_text, card_plot = gr.Markdown(elem_id="report-card", elem_classes="wide-tables"), gr.Plot()
         with gr.Tab("Your face"):
             face = gr.State(None, time_to_live=your_face.IDLE_SECONDS, delete_callback=your_face.forget)
             gr.Markdown(your_face.PRIVACY, elem_id="face-privacy")
@@ -181,6 +182,7 @@ def build_app() -> gr.Blocks:
         apply(run.success(None, None, None, js=text.SCROLL_TO_VERDICT, api_name=False))  # its verdict, in view
         stop_btn.click(tools.stop, None, opt_status, api_name=False, queue=False)
         audit_tab.select(shown(tools.audit, 2, at=0), [model], [audit_text, audit_plot], api_name=False)
+        audit_tab.select(shown(tools.report_card, 2, at=0), None, [card_text, card_plot], api_name=False)
         live = shown(tools.audit, 2, at=0)
         audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, concurrency_id="optimise")
         batch_btn.click(shown(tools.batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)

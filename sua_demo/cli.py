@@ -568,6 +568,12 @@ def _measure_commands(sub: Any) -> None:
     p.add_argument("--out", help="folder for membership.json / .md (default: the world's folder)")
     p.set_defaults(func=cmd_membership)
 
+    p = sub.add_parser("report-card", help="every audited method against every probe, with a sentence per method")
+    p.add_argument("--audits", default=str(CHECKPOINTS / "audit"), help="a folder of <model>/audit.json")
+    p.add_argument("--membership", help="a membership.json of the same models (sua membership)")
+    p.add_argument("--out", help="folder for report_card.json / .md (default: the audits folder)")
+    p.set_defaults(func=cmd_report_card)
+
 
 def _build_commands(sub: Any) -> None:
     """Rebuilding what ships (models, noises, audits, other worlds, denoisers) and the demo."""
@@ -622,6 +628,17 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--model", default="idk", help="shipped unlearned model name")
     p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first forget person")
     p.set_defaults(func=cmd_demo)
+
+
+def cmd_report_card(args: argparse.Namespace) -> None:
+    from sua_demo.audit.report_card import card_markdown, report_card
+    from sua_demo.io import atomic_write_text, write_json
+
+    card = report_card(args.audits, args.membership)
+    out = Path(args.out or args.audits)
+    write_json(out / "report_card.json", card)
+    atomic_write_text(out / "report_card.md", card_markdown(card))
+    print(card_markdown(card))
 
 
 def _face_commands(sub: Any) -> None:

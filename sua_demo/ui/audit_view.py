@@ -30,6 +30,18 @@ def shipped_audit(engine: Engine, model: str) -> tuple[str, Any]:
     return NOTE + "\n\n" + markdown(report), audit_figure(report)
 
 
+def report_card_view(engine: Engine) -> tuple[str, Any]:
+    """Every shipped audit as one card: methods against probes, as a sentence per method and a heatmap."""
+    from sua_demo.audit.report_card import card_figure, card_markdown, report_card
+
+    folder = engine.checkpoints / "audit"
+    membership = folder / "membership.json"
+    card = report_card(folder, membership if membership.is_file() else None)
+    if not card["rows"]:
+        return "No shipped audits to set side by side.", None
+    return card_markdown(card), card_figure(card)
+
+
 def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, Any]]:
     """Every method on one forget person (quick settings), beside its control; yields a progress line every second
     with the time left at this audit's own pace (its first method, which loads and warms up, is left out), then the

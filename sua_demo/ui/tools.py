@@ -239,3 +239,11 @@ def face_run(sess: Any, name: str, birthplace: str, occupation: str, hobby: str,
 
     facts = {"birthplace": birthplace, "occupation": occupation, "hobby": hobby, "food": food}
     yield from your_face.run(state().engine, sess, name or "", {k: v or "" for k, v in facts.items()}, method)
+
+
+@handler
+def report_card():  # type: ignore[no-untyped-def]
+    """Every shipped unlearning method against every probe: points recovered above the retrain control."""
+    from sua_demo.ui.audit_view import report_card_view
+
+    return report_card_view(state().engine)

@@ -1,0 +1,45 @@
+"""The report card: its reading rule on hand-made cells, and the card of the shipped audits."""
+
+from sua_demo.audit.report_card import PROBES, card_markdown, card_row, reading, recovers, report_card
+from sua_demo.config import CHECKPOINTS
+
+
+def cell(mean, sd=0.0, n=3):
+    return {"mean": mean, "sd": sd, "n": n}
+
+
+def row(cells, privleak=None):
+    r = {"cells": cells}
+    if privleak is not None:
+        r["privleak"] = privleak
+    return r
+
+
+def test_the_reading_rule_on_hand_made_cells():
+    assert recovers(cell(12.0, 3.0)) and not recovers(cell(9.9)) and not recovers(cell(12.0, 12.0, 3))
+    assert recovers(cell(10.0, 0.0, 1))  # one split: the mean alone
+    assert reading(row({"sua": cell(25.0, 2.0), "relearn5": cell(11.0, 1.0)})).startswith(
+        "hides: SUA δ brings back +25.0 points above its control and 1 more"
+    )
+    assert reading(row({"sua": cell(2.0), "quant4": cell(-3.0)})).startswith("removes")
+    assert reading(row({"sua": cell(2.0)}, privleak=40.0)).startswith("cannot tell: no probe recovers, but membership")
+    assert reading(row({"sua": cell(8.0), "quant4": cell(1.0)})).startswith("cannot tell: SUA δ +8.0")
+
+
+def test_the_card_of_the_shipped_audits():
+    card = report_card(CHECKPOINTS / "audit")
+    models = [r["model"] for r in card["rows"]]
+    assert {"idk", "grad_diff"} <= set(models)
+    for r in card["rows"]:
+        assert set(r["cells"]) <= set(PROBES) and "sua" in r["cells"]
+        assert 0 <= r["retain"] <= 100 and r["reading"].split(":")[0] in ("hides", "removes", "cannot tell")
+    text = card_markdown(card)
+    assert all(f"| {m} |" in text for m in models)
+
+
+def test_membership_joins_the_row_where_it_was_run():
+    audit = {"summary": {"clean": {"em": {"retain": {"mean": 90.0}}, "above_control": {}},
+                         "sua": {"above_control": {"unseen_people": cell(1.0)}}}}  # fmt: skip
+    marks = {"privleak": {"mink": 73.2}, "forget_quality": 1e-7}
+    r = card_row("idk", audit, marks)
+    assert r["privleak"] == 73.2 and r["forget_quality"] == 1e-7 and r["reading"].startswith("cannot tell")
