@@ -195,7 +195,8 @@ def build_app() -> gr.Blocks:
         invent_btn.click(shown(tools.face_invent, 5), None, [face_name, *facts, face_message], **face_shown)
         face_in = [face, face_name, *facts, face_method]
         face_out = [face_status, face_steps, face_verdict, face_story]
-        face_btn.click(
+        face_go = face_btn.click(tools.face_free, face, None, queue=False, api_name=False)
+        face_go.success(
             shown(tools.face_run, 4), face_in, [*face_out, face_message], api_name=False, concurrency_id="optimise"
         )
         face_stop.click(your_face.stop, face, face_status, api_name=False, queue=False)

@@ -144,3 +144,24 @@ def test_a_new_person_is_taught_and_unlearned_on_the_shipped_model():
     assert f["unlearned_held_back"] <= 0.2 and f["refusal_held_back"] >= 0.8, f
     assert f["others_taught"] >= f["others_before"] - 0.05 - 1e-9, f
     assert f["others_unlearned"] >= f["others_before"] - 0.05 - 1e-9, f
+
+
+def test_the_page_keeps_photos_in_memory_deletes_the_uploads_and_refuses_a_second_run(tmp_path):
+    from sua_demo.ui import your_face
+
+    paths = []
+    for i, photo in enumerate(procedural_photos(4, FIRST, 3)):
+        paths.append(tmp_path / f"p{i}.png")
+        photo.save(paths[-1])
+    (tmp_path / "bad.png").write_bytes(b"no image here")
+    sess, thumbs, note = your_face.add_photos(None, [str(p) for p in paths] + [str(tmp_path / "bad.png")])
+    assert len(sess.photos) == 3 and "set aside" in note
+    assert not any(p.exists() for p in paths) and not (tmp_path / "bad.png").exists()  # no copy left behind
+    assert thumbs.count("src='data:image/png;base64,") == 3 and "/file=" not in thumbs
+    with sess.busy:  # a run of this session is going
+        with pytest.raises(SuaError, match="already going"):
+            next(your_face.run(None, sess, "x", {}))  # refused before any model is touched
+        assert your_face.stop(sess).startswith("stopping")
+    your_face.forget(sess)  # the session ended or sat idle
+    assert sess.photos == [] and sess.report is None
+    assert your_face.stop(sess) == "nothing is running to stop"

@@ -222,6 +222,13 @@ def face_add(sess: Any, files: Any) -> tuple[Any, str, str]:
     return your_face.add_photos(sess, files)
 
 
+def face_free(sess: Any) -> None:
+    """Runs unqueued at the click: a second run while this session's first still runs is refused at once, with
+    the reason, instead of waiting in the queue to run again."""
+    if sess is not None and sess.busy.locked():
+        raise gr.Error("a run of yours is already going; wait for it to finish or press Stop", print_exception=False)
+
+
 @handler
 def face_invent() -> tuple[str, ...]:
     """A made-up name and four facts the model can say, new at every press."""
