@@ -129,16 +129,17 @@ def test_a_cancelled_lifecycle_says_so_and_returns_nothing_half_made(micro_adapt
 
 @pytest.mark.slow
 def test_a_new_person_is_taught_and_unlearned_on_the_shipped_model():
-    """The issue's bar, measured on the shipped vanilla with the default settings: a procedural person no world
-    holds is learned (≥ 80 % on held-back photos), unlearned (≤ 20 %, refusal ≥ 80 %), and the other people's
-    accuracy stays within 5 points of before, after teaching and after unlearning."""
+    """The issue's bar, measured on the shipped vanilla with the default teaching and unlearning: a procedural
+    person no world holds is learned (≥ 80 % on held-back photos), unlearned (≤ 20 %, refusal ≥ 80 %), and the
+    other people's accuracy stays within 5 points of before, after teaching and after unlearning."""
     from sua_demo.config import CHECKPOINTS
     from sua_demo.models.loading import load_adapter
 
     bench = build_bench(FIRST)
     before = load_adapter(CHECKPOINTS / "tiny-llava" / "vanilla")
     name, facts = invent_visitor(bench, 1, before.tokenizer)
-    report = run_lifecycle(before, bench, Visitor(name, facts, procedural_photos(1, FIRST, 6)), None)
+    visitor = Visitor(name, facts, procedural_photos(1, FIRST, 6))
+    report = run_lifecycle(before, bench, visitor, None, LifecycleConfig(fit_steps=5))  # the attack is not asked here
     f = report.figures
     assert f["taught_held_back"] >= 0.8, f
     assert f["unlearned_held_back"] <= 0.2 and f["refusal_held_back"] >= 0.8, f
