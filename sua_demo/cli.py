@@ -276,7 +276,15 @@ def cmd_build_worlds(args: argparse.Namespace) -> None:
 
 
 def cmd_build_faithful(args: argparse.Namespace) -> None:
-    from sua_demo.faithful import FAITHFUL, attack_world, build_general, build_world, world_dir
+    from sua_demo.faithful import (
+        FAITHFUL,
+        attack_world,
+        attacked_worlds,
+        build_general,
+        build_world,
+        gates_over_worlds,
+        ship_reports,
+    )
     from sua_demo.worlds import compare_worlds
 
     if args.general_only:
@@ -284,9 +292,10 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         return
     for seed in args.seeds:
         print(attack_world(seed) if args.attack else build_world(seed, args.only))
+        ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
+    gates_over_worlds()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
-        worlds = {f"seed{s}": world_dir(s) / "noise" for s in range(10) if (world_dir(s) / "noise").is_dir()}
-        compare_worlds(CHECKPOINTS / "noise" / "worlds.json", worlds, FAITHFUL)
+        compare_worlds(CHECKPOINTS / "noise" / "worlds.json", attacked_worlds(), FAITHFUL)
         print((FAITHFUL / "compare.md").read_text())
 
 

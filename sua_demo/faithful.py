@@ -39,7 +39,8 @@ from sua_demo.unlearn import unlearn
 log = logging.getLogger(__name__)
 
 FAITHFUL = CHECKPOINTS / "faithful"  # the default faithful world (bench seed 0) and its general model
-RUNS = CHECKPOINTS.parent / "runs" / "faithful"  # resumable states and the other worlds, not shipped
+RUNS = CHECKPOINTS.parent / "runs" / "faithful"  # resumable states and the other worlds' models, not shipped
+REPORTS = FAITHFUL / "worlds"  # the other worlds' reports (evaluations, gates, attack reports): small, shipped
 
 
 def build_general(
@@ -140,3 +141,55 @@ def attack_world(seed: int = 0, splits: list[int] | None = None) -> Path:
     )
     log.info("faithful world %d attacked in %.0f s on %s", seed, time.time() - t0, describe())
     return out / "noise"
+
+
+def ship_reports(seed: int) -> Path | None:
+    """The reports of a world whose models are not shipped (seed >= 1), copied beside the default world's:
+    each model's eval.json/.md, the gates, and the attack's report and per-split files (no weights, no δ), so the
+    gate table and the comparison over worlds can be read and rebuilt from a clean checkout."""
+    if seed == 0:
+        return None
+    src, out = world_dir(seed), REPORTS / f"world{seed}"
+    patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "noise/*/report.json", "noise/*/report.md",
+                "noise/*/split*.json")  # fmt: skip
+    for pattern in patterns:
+        for path in src.glob(pattern):
+            target = out / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(target, path.read_text())
+    return out
+
+
+def attacked_worlds() -> dict[str, Path]:
+    """Every faithful world's attack reports: from its build folder where this machine has it, else its shipped
+    copy."""
+    out = {}
+    for seed in range(10):
+        for folder in (world_dir(seed) / "noise", REPORTS / f"world{seed}" / "noise"):
+            if folder.is_dir():
+                out[f"seed{seed}"] = folder
+                break
+    return out
+
+
+def gates_over_worlds(out: Path = FAITHFUL) -> str:
+    """gates_worlds.md: every gate, one column per faithful world built so far (the default world's own gates.json,
+    the others' shipped copies), and how many hold in each."""
+    found = {0: FAITHFUL / "gates.json"} | {
+        int(p.parent.name.removeprefix("world")): p for p in sorted(REPORTS.glob("world*/gates.json"))
+    }
+    worlds = {seed: json.loads(path.read_text())["gates"] for seed, path in sorted(found.items()) if path.is_file()}
+    keys = [(r["model"], r["group"], r["metric"], r["gate"]) for r in next(iter(worlds.values()), [])]
+    head = "| model | group | metric | gate | " + " | ".join(f"world {s}" for s in worlds) + " |"
+    lines = ["# Quality gates over the faithful worlds", "", "From each world's models' eval.json.", "", head]
+    lines.append("|---|---|---|---|" + "---|" * len(worlds))
+    for key in keys:
+        cells = []
+        for rows in worlds.values():
+            row = next((r for r in rows if (r["model"], r["group"], r["metric"], r["gate"]) == key), None)
+            cells.append("–" if row is None else f"{100 * row['value']:.1f} %" + ("" if row["met"] else " **no**"))
+        lines.append(f"| {' | '.join(key)} | " + " | ".join(cells) + " |")
+    held = [f"world {s}: {sum(r['met'] for r in rows)} of {len(rows)}" for s, rows in worlds.items()]
+    text = "\n".join(lines) + "\n\nGates held: " + "; ".join(held) + ".\n"
+    atomic_write_text(out / "gates_worlds.md", text)
+    return text

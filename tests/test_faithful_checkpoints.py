@@ -62,3 +62,11 @@ def test_checkpoints_stay_small_and_safetensors_only():
     assert not [f for f in files if f.suffix in (".bin", ".pt", ".pth", ".pkl")]
     total = sum(f.stat().st_size for f in files)
     assert total <= 60 * 2**20, f"checkpoints/ is {total / 2**20:.1f} MiB"
+
+
+def test_the_gate_table_over_worlds_is_rebuilt_from_the_shipped_gates(tmp_path):
+    """gates_worlds.md says what each world's shipped gates.json says (the default world's, and the copies of the
+    others' reports under checkpoints/faithful/worlds/)."""
+    from sua_demo.faithful import FAITHFUL, gates_over_worlds
+
+    assert gates_over_worlds(tmp_path) == (FAITHFUL / "gates_worlds.md").read_text()
