@@ -39,6 +39,7 @@ lint: install
 benchmarks: install
 	HF_HUB_OFFLINE=1 $(PY) benchmarks/attack_speed.py
 	HF_HUB_OFFLINE=1 $(PY) benchmarks/app_latency.py
+	HF_HUB_OFFLINE=1 $(PY) benchmarks/lifecycle_speed.py
 
 # The two fine-tunes run side by side on one thread each (as the shipped files were built: ~20 min on
 # 2 cores, and a thread count is part of what makes float results repeat); the unlearning starts from vanilla.
