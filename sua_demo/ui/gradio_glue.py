@@ -31,8 +31,14 @@ class PhotoInput(gr.Image):
         return "image"
 
 
+PRIVATE = ("face_",)  # handlers whose errors may quote what a visitor typed about their person: logged by kind
+
+
 def _logged(fn: Callable, err: Exception) -> str:
-    log.warning("user error in %s: %s", fn.__name__, err)
+    if fn.__name__.startswith(PRIVATE):
+        log.warning("user error in %s: %s", fn.__name__, type(err).__name__)
+    else:
+        log.warning("user error in %s: %s", fn.__name__, err)
     return str(err)
 
 
