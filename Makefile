@@ -47,7 +47,7 @@ checkpoints: install
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(VENV)/bin/sua build-all --only vanilla & v=$$!; \
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(VENV)/bin/sua build-all --only retrain & r=$$!; \
 	wait $$v && wait $$r
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only grad_diff idk ga_lora kl_lora npo_lora
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only grad_diff idk ga_lora kl_lora npo_lora rmu_lora simnpo_lora
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-dncnn
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-ddpm
 

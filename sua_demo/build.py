@@ -58,7 +58,9 @@ RECIPES: tuple[Recipe, ...] = (
     # shared stopping rule with GradDiff's targets. RMU's retain weight 10: its forget term starts near
     # (6.5^2 + 1) x the activation RMS squared while the retain term starts at 0 (chosen before any run).
     Recipe("rmu_lora", UnlearnConfig(method="rmu", lr=1e-3, lora=True, max_steps=200, retain_weight=10.0)),
-    Recipe("simnpo_lora", UnlearnConfig(method="simnpo", lr=1e-3, lora=True, max_steps=200, retain_weight=3.0)),
+    # SimNPO: 200 steps ran out at forget 22.0 %, still falling; with 400 allowed the rule holds at step 250
+    # (forget 13.3 %, retain 85.5 % on held-out photos: GradDiff's gates met). No attack had been run on it.
+    Recipe("simnpo_lora", UnlearnConfig(method="simnpo", lr=1e-3, lora=True, max_steps=400, retain_weight=3.0)),
     Recipe("npo_lora", UnlearnConfig(method="npo", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
 )
 
