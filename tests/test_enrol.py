@@ -109,6 +109,11 @@ def test_the_lifecycle_reports_each_step_and_leaves_the_starting_model_as_it_was
     for f in ("report.json", "report.md", "unlearned_language_model.safetensors", "taught/adapter_config.json"):
         assert (tmp_path / f).is_file(), f
     assert report_markdown(report) == (tmp_path / "report.md").read_text()
+    from sua_demo.ui.your_face import story_html, verdicts_html
+
+    shown = verdicts_html(report)
+    assert "before teaching + δ" in shown and "taught" in shown and "Batch tab" not in shown
+    assert story_html(report, "fitted").count("<tr>") == 1 + 5  # the header and the held-back photo's questions
 
 
 def test_a_cancelled_lifecycle_says_so_and_returns_nothing_half_made(micro_adapter, micro_bench):

@@ -95,14 +95,20 @@ def reading(v: Verdict, role: str) -> str:
     )
 
 
-def verdict_html(v: Verdict, role: str) -> str:
+CONTROL_NAMES = {"retrain_delta": "retrain control + δ", "vanilla": "before unlearning"}
+
+
+def verdict_html(v: Verdict, role: str, names: dict[str, str] | None = None) -> str:
     """The headline in large type, what it means in one sentence, what it is measured against, and per fact."""
     c = v.correct
     parts = [f"clean <b>{c['clean']}</b>"]
     parts.append(f"random noise <b>{c['random']}</b>")
-    parts.append(f"retrain control + δ <b>{c['retrain_delta']}</b>" if "retrain_delta" in c else "retrain control n/a")
+    names = {**CONTROL_NAMES, **(names or {})}  # Your face names its controls for what they are there
+    parts.append(
+        f"{names['retrain_delta']} <b>{c['retrain_delta']}</b>" if "retrain_delta" in c else "retrain control n/a"
+    )
     if "vanilla" in c:
-        parts.append(f"before unlearning <b>{c['vanilla']}</b>")
+        parts.append(f"{names['vanilla']} <b>{c['vanilla']}</b>")
     facts = ", ".join(
         f"{html.escape(name)} {row['delta']}/{v.photos}" for name, row in v.facts.items() if row.get("delta", 0)
     )
@@ -117,7 +123,7 @@ def verdict_html(v: Verdict, role: str) -> str:
     return (
         "<div class='verdict' role='status'>"
         f"<p class='headline'>{headline}</p>"
-        f"<p class='reading'>{html.escape(reading(v, role))}</p>"
+        f"<p class='reading'>{html.escape(names.get('reading', reading(v, role)))}</p>"
         f"<p class='controls'>right answers out of {v.total}: with δ <b>{c['delta']}</b> · {' · '.join(parts)}"
         f" <span class='role'>({html.escape(role)})</span></p>"
         + (f"<p class='facts'>with δ, per fact (photos right): {facts}</p>" if facts else "")

@@ -188,8 +188,22 @@ ROLES = {
 }
 
 
+NAMES = {"retrain_delta": "before teaching + δ (this face's retrain control)", "vanilla": "taught"}
+
+
+def face_reading(v: Any) -> str:
+    """The verdict's sentence for one visitor's face: beyond both controls or not."""
+    best = max(v.correct.get("random", 0), v.correct.get("retrain_delta", 0))
+    if v.brought_back == 0:
+        return "δ brought nothing back: on these photos the forgetting holds against this δ (one face, one δ)."
+    if v.brought_back - best <= 0:
+        return f"No more than a control gets right ({best}): no evidence that the facts were only hidden."
+    return (f"{v.brought_back - best} more than the best control ({best}): the unlearned model still holds these "
+            "facts about your face, and δ lets them out.")  # fmt: skip
+
+
 def verdicts_html(report: EnrolReport) -> str:
-    return "".join(verdict_html(v, ROLES[k]) for k, v in report.verdicts.items())
+    return "".join(verdict_html(v, ROLES[k], {**NAMES, "reading": face_reading(v)}) for k, v in report.verdicts.items())
 
 
 def run(
