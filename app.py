@@ -19,8 +19,9 @@ FILES = {"file_count": "multiple", "interactive": False}  # downloads offered, n
 
 def build_app() -> gr.Blocks:
     from sua_demo.config import CHECKPOINTS
-    from sua_demo.ui import text, your_face
+    from sua_demo.ui import text
     from sua_demo.ui.about import about_markdown
+    from sua_demo.ui.face_tab import build_face_tab
     from sua_demo.ui.launch import CACHE_SWEEP
     from sua_demo.ui.session import defaults
 
@@ -28,100 +29,82 @@ def build_app() -> gr.Blocks:
     with gr.Blocks(title=text.TITLE, delete_cache=CACHE_SWEEP) as demo:
         gr.Markdown(f"# {text.TITLE}\n{text.GUIDE}", elem_classes="guide")
         optimised, loaded = gr.State(None), gr.State(d.model)
-        with gr.Tab("Attack"):
-            with gr.Row(equal_height=True):
-                model = gr.Dropdown(d.models, value=d.model, elem_id="model", scale=2, **text.MODEL_BOX)
-                noise_source = tools.sources_box(d.sources)
-                run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
-            message = gr.HTML("", elem_id="message")
-            examples = gr.Dataset(components=[gr.Textbox(visible=False)], type="index", **text.EXAMPLES_BOX)
-            with gr.Row():
-                with gr.Column(scale=2, min_width=260):
-                    preview = gr.Gallery(label="the photo", columns=1, height=300, elem_id="preview", **STILL)
-                    person = gr.Dropdown(
-                        d.people, value=d.person, label="person", elem_id="person", allow_custom_value=True
-                    )
-                    photo = gr.Slider(0, 6, value=5, step=1, label="photo", info=text.PHOTO_HELP, elem_id="photo")
-                with gr.Column(scale=5, min_width=300):
-                    verdict_box = gr.HTML(text.EMPTY, elem_id="verdict")
-                    table = gr.HTML(elem_id="answers")
-                    gr.HTML(text.LEGEND, elem_id="legend")
-                    note, status = gr.Markdown(elem_id="note"), gr.Markdown(elem_id="model-status")
-            with gr.Accordion("Choose a person", open=True):
-                gr.HTML("<a href='#verdict' class='skip'>Skip the gallery</a>")
-                role = gr.Radio(d.roles, value=d.roles[0], label="show", elem_id="role-filter")
-                gallery = gr.Gallery(columns=8, height=290, elem_id="people", label="people (click to pick)", **STILL)
-            with gr.Accordion("Your own photo, question, noise file or model", open=False):
-                banner = gr.HTML(elem_id="banner")
-                upload = PhotoInput(type="filepath", sources=["upload", "webcam", "clipboard"], **text.UPLOAD_BOX)
-                question = gr.Textbox("", label=text.QUESTION_LABEL)
-                noise_file = gr.File(file_types=[".safetensors"], elem_id="noise-file", label=text.NOISE_FILE_LABEL)
-                vanilla = gr.Textbox("", label="your model's version before unlearning (folder or Hub id)")
-                retrain = gr.Textbox("", label="your model's retrain control (never saw the forget set)")
-            with gr.Accordion("See the noise", open=False):
-                denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser (the denoised column, the map)")
-                slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
-                views = gr.Gallery(label="what δ does", columns=4, height=290, elem_id="views", **STILL)
-                gr.Markdown(text.NOISE_HELP)
-                metrics = gr.Dataframe(headers=["metric", "value"], label="how visible is δ", interactive=False)
-                exports = gr.File(label="these answers as CSV and JSON", **FILES)
-            with gr.Accordion("Stealth: the embedding map", open=False) as stealth_box:
+        with gr.Tabs(overflow_behavior="wrap"):  # on a phone every tab shows, none hides in a menu
+            with gr.Tab("Attack"):
+                with gr.Row(equal_height=True):
+                    model = gr.Dropdown(d.models, value=d.model, elem_id="model", scale=2, **text.MODEL_BOX)
+                    noise_source = tools.sources_box(d.sources)
+                    run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
+                message = gr.HTML("", elem_id="message")
+                examples = gr.Dataset(components=[gr.Textbox(visible=False)], type="index", **text.EXAMPLES_BOX)
                 with gr.Row():
-                    umap_plot, map_text = gr.Plot(label="embedding map", elem_id="map"), gr.Markdown(elem_id="map-text")
-                with gr.Row():
-                    stealthy_map, stealthy_text = gr.Plot(elem_id="stealthy-map"), gr.Markdown(elem_id="stealthy-text")
-                with gr.Row():
-                    plain_map, plain_text = gr.Plot(elem_id="plain-map"), gr.Markdown(elem_id="plain-text")
-            with gr.Accordion("Optimise a noise now", open=False):
-                with gr.Row():
-                    eps = gr.Slider(1, 32, value=d.eps, step=1, label="ε (/255)")
-                    steps = gr.Slider(5, 300, value=d.steps, step=5, label="steps", elem_id="opt-steps")
-                    stealth = gr.Slider(0, 200, value=d.stealth, step=10, label="stealth weight λ")
-                    opt_denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser in the loss")
-                with gr.Row():
-                    opt_btn, stop_btn = gr.Button("Optimise", variant="primary"), gr.Button("Stop")
-                opt_status = gr.Markdown(state().estimate(d.model, d.steps), elem_id="opt-status")
-                with gr.Row():
-                    loss_plot, delta_view = gr.Plot(label="loss"), gr.Image(label="δ so far (amplified)", height=220)
-                download = gr.File(label="the noise: last and lowest-loss δ", **FILES)
-        with gr.Tab("Batch"):
-            gr.Markdown(text.BATCH_HELP)
-            batch_btn = gr.Button("Run the protocol", variant="primary")
-            batch_plot, budget_plot, batch_table, batch_csv = gr.Plot(), gr.Plot(), gr.Markdown(), gr.File(label="CSV")
-        with gr.Tab("Audit") as audit_tab:
-            gr.Markdown(text.AUDIT_HELP)
-            audit_btn = gr.Button("Audit the chosen person now", variant="primary", elem_id="audit-run")
-            audit_person = gr.Dropdown([("the shipped audit", ""), *d.people], value="", visible=False, label="person")
-            audit_text = gr.Markdown(elem_id="audit-table", elem_classes="wide-tables")
-            audit_plot = gr.Plot(label="recovered per person and fact")
-            card_text, card_plot = gr.Markdown(elem_id="report-card", elem_classes="wide-tables"), gr.Plot()
-        with gr.Tab("Your face"):
-            face = gr.State(None, time_to_live=your_face.IDLE_SECONDS, delete_callback=your_face.forget)
-            gr.Markdown(your_face.PRIVACY, elem_id="face-privacy")
-            gr.Markdown(your_face.HELP)
-            with gr.Row():
-                face_files = gr.File(
-                    file_count="multiple", file_types=["image"], label="your photos", elem_id="face-files"
-                )
-                face_cam = PhotoInput(type="filepath", sources=["webcam", "clipboard"], label="or take or paste one")
-            face_thumbs = gr.HTML(your_face.thumbnails_html([]), elem_id="face-thumbs")
-            face_clear = gr.Button("Remove my photos", size="sm")
-            with gr.Row():
-                face_name = gr.Textbox(label="made-up name", elem_id="face-name", max_length=80)
-                facts = [
-                    gr.Dropdown(c, label=k, allow_custom_value=True, elem_id=f"face-{k}") for k, c in d.facts.items()
-                ]
-            with gr.Row():
-                invent_btn = gr.Button("Invent facts", elem_id="face-invent")
-                face_method = gr.Radio(["idk", "grad_diff"], value="idk", label="how it forgets", elem_id="face-method")
-                face_btn = gr.Button("Teach, unlearn, attack", variant="primary", elem_id="face-run")
-                face_stop = gr.Button("Stop", elem_id="face-stop")
-            face_message = gr.HTML("", elem_id="face-message")
-            face_status, face_steps = gr.Markdown(elem_id="face-status"), gr.HTML(elem_id="face-steps")
-            face_verdict, face_story = gr.HTML(elem_id="face-verdict"), gr.HTML(elem_id="face-story")
-        with gr.Tab("About"):
-            gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
-            gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
+                    with gr.Column(scale=2, min_width=260):
+                        preview = gr.Gallery(label="the photo", columns=1, height=300, elem_id="preview", **STILL)
+                        person = gr.Dropdown(
+                            d.people, value=d.person, label="person", elem_id="person", allow_custom_value=True
+                        )
+                        photo = gr.Slider(0, 6, value=5, step=1, label="photo", info=text.PHOTO_HELP, elem_id="photo")
+                    with gr.Column(scale=5, min_width=300):
+                        verdict_box = gr.HTML(text.EMPTY, elem_id="verdict")
+                        table = gr.HTML(elem_id="answers")
+                        gr.HTML(text.LEGEND, elem_id="legend")
+                        note, status = gr.Markdown(elem_id="note"), gr.Markdown(elem_id="model-status")
+                with gr.Accordion("Choose a person", open=True):
+                    gr.HTML("<a href='#verdict' class='skip'>Skip the gallery</a>")
+                    role = gr.Radio(d.roles, value=d.roles[0], label="show", elem_id="role-filter")
+                    gallery = gr.Gallery(columns=8, height=290, elem_id="people", **text.PEOPLE_BOX, **STILL)
+                with gr.Accordion("Your own photo, question, noise file or model", open=False):
+                    banner = gr.HTML(elem_id="banner")
+                    upload = PhotoInput(type="filepath", sources=["upload", "webcam", "clipboard"], **text.UPLOAD_BOX)
+                    question = gr.Textbox("", label=text.QUESTION_LABEL)
+                    noise_file = gr.File(file_types=[".safetensors"], elem_id="noise-file", label=text.NOISE_FILE_LABEL)
+                    vanilla = gr.Textbox("", label="your model's version before unlearning (folder or Hub id)")
+                    retrain = gr.Textbox("", label="your model's retrain control (never saw the forget set)")
+                with gr.Accordion("See the noise", open=False):
+                    denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label=text.DENOISER_LABEL)
+                    slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
+                    views = gr.Gallery(label="what δ does", columns=4, height=290, elem_id="views", **STILL)
+                    gr.Markdown(text.NOISE_HELP)
+                    metrics = gr.Dataframe(headers=["metric", "value"], label="how visible is δ", interactive=False)
+                    exports = gr.File(label="these answers as CSV and JSON", **FILES)
+                with gr.Accordion("Stealth: the embedding map", open=False) as stealth_box:
+                    with gr.Row():
+                        umap_plot = gr.Plot(label="embedding map", elem_id="map")
+                        map_text = gr.Markdown(elem_id="map-text")
+                    with gr.Row():
+                        stealthy_map = gr.Plot(elem_id="stealthy-map")
+                        stealthy_text = gr.Markdown(elem_id="stealthy-text")
+                    with gr.Row():
+                        plain_map, plain_text = gr.Plot(elem_id="plain-map"), gr.Markdown(elem_id="plain-text")
+                with gr.Accordion("Optimise a noise now", open=False):
+                    with gr.Row():
+                        eps = gr.Slider(1, 32, value=d.eps, step=1, label="ε (/255)")
+                        steps = gr.Slider(5, 300, value=d.steps, step=5, label="steps", elem_id="opt-steps")
+                        stealth = gr.Slider(0, 200, value=d.stealth, step=10, label="stealth weight λ")
+                        opt_denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser in the loss")
+                    with gr.Row():
+                        opt_btn, stop_btn = gr.Button("Optimise", variant="primary"), gr.Button("Stop")
+                    opt_status = gr.Markdown(state().estimate(d.model, d.steps), elem_id="opt-status")
+                    with gr.Row():
+                        loss_plot, delta_view = gr.Plot(label="loss"), gr.Image(label=text.DELTA_LABEL, height=220)
+                    download = gr.File(label="the noise: last and lowest-loss δ", **FILES)
+            with gr.Tab("Batch"):
+                gr.Markdown(text.BATCH_HELP)
+                batch_btn = gr.Button("Run the protocol", variant="primary")
+                batch_plot, budget_plot, batch_table = gr.Plot(), gr.Plot(), gr.Markdown()
+                batch_csv = gr.File(label="CSV")
+            with gr.Tab("Audit") as audit_tab:
+                gr.Markdown(text.AUDIT_HELP)
+                audit_btn = gr.Button("Audit the chosen person now", variant="primary", elem_id="audit-run")
+                audit_person = gr.Dropdown([("the shipped audit", ""), *d.people], value="", visible=False, label="who")
+                audit_text = gr.Markdown(elem_id="audit-table", elem_classes="wide-tables")
+                audit_plot = gr.Plot(label="recovered per person and fact")
+                card_text, card_plot = gr.Markdown(elem_id="report-card", elem_classes="wide-tables"), gr.Plot()
+            with gr.Tab("Your face"):
+                build_face_tab(d.facts)
+            with gr.Tab("About"):
+                gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
+                gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
 
         # what each API handler reads; the page reads all of it, with its own optimised δ, as one Request
         noise_in, image_in = [noise_source, noise_file], [model, person, photo, upload]
@@ -186,20 +169,6 @@ def build_app() -> gr.Blocks:
         live = shown(tools.audit, 2, at=0)
         audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, concurrency_id="optimise")
         batch_btn.click(shown(tools.batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
-
-        # Your face: page events only, so a visitor's photos never reach an API endpoint or another session
-        face_shown = {"api_name": False, "show_progress": "hidden"}
-        for box in (face_files, face_cam):  # each photo read into the session's memory, its file deleted
-            box.upload(shown(tools.face_add, 3, at=2), [face, box], [face, face_thumbs, face_message], **face_shown)
-        face_clear.click(your_face.clear_photos, face, [face, face_thumbs, face_message], **face_shown)
-        invent_btn.click(shown(tools.face_invent, 5), None, [face_name, *facts, face_message], **face_shown)
-        face_in = [face, face_name, *facts, face_method]
-        face_out = [face_status, face_steps, face_verdict, face_story]
-        face_go = face_btn.click(tools.face_free, face, None, queue=False, api_name=False)
-        face_go.success(
-            shown(tools.face_run, 4), face_in, [*face_out, face_message], api_name=False, concurrency_id="optimise"
-        )
-        face_stop.click(your_face.stop, face, face_status, api_name=False, queue=False)
 
         # the API and the MCP tools: the same handlers, with the errors a caller expects, on no trigger of the page
         for fn, ins, outs in (
