@@ -2,6 +2,7 @@
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,8 @@ def test_pixel_metrics_and_auroc():
 
 def test_protocol_writes_a_complete_report(saved_micro, micro_bench, tmp_path):
     bench, _ = micro_bench
-    cfg = ProtocolConfig(attack=AttackConfig(steps=2, batch_size=4, checkpoint_every=1), splits=[0, 1], retain_people=1)
+    attack = AttackConfig(steps=2, batch_size=4, checkpoint_every=1)
+    cfg = ProtocolConfig(attack=attack, splits=[0, 1], retain_people=1, per_image_steps=5)
     report = run_protocol(saved_micro, saved_micro, bench, cfg, tmp_path, vanilla=saved_micro, progress=False)
     assert len(report["splits"]) == 2
     s = report["summary"]
@@ -170,3 +172,17 @@ def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
     assert got["real_value"] == 50.0 and got["hit_attacker"] == 0.0
     assert got["hit_retain"] == pytest.approx(50 / (len(bench.retain_ids) - 1))  # a left out: one hit in 1 of 2
     assert rates(count(ex[:1], answers[:1], DEFAULT, pools, said))["hit_retain"] is None
+
+
+def test_the_shipped_splits_are_filed_under_the_settings_a_run_keys_on_today():
+    """A setting added to ProtocolConfig must not make every shipped split run again (ADDED_SETTINGS)."""
+    from sua_demo.eval.protocol import split_key
+
+    shipped = sorted((Path(__file__).parents[1] / "checkpoints").glob("**/noise/*/split*.json"))
+    assert shipped
+    for path in shipped:
+        saved = json.loads(path.read_text())["key"]
+        cfg = ProtocolConfig(**{k: v for k, v in saved["config"].items() if k in ("extras", "reference")})
+        assert set(split_key(cfg, saved["models"])["config"]) == set(saved["config"]), path
+    moved = split_key(replace(ProtocolConfig(), per_image_steps=5), {})["config"]
+    assert moved["per_image_steps"] == 5  # a changed value is keyed, so it runs again

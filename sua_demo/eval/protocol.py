@@ -62,6 +62,7 @@ class ProtocolConfig:
     purifiers: tuple[str, ...] = ()  # denoisers whose D(x + delta) recovery is set beside x + delta
     reference: bool = False  # the public code's settings (attacks/presets.py) beside the recipe
     study_splits: int = 3  # how many splits the budget, purification and reference studies run on
+    per_image_steps: int = 100  # the per-image PGD bound's steps (constant 1/255, no EOT), on the first split
 
     def check(self) -> None:
         """Every setting a run would trip on, refused before hours of optimisation rather than after."""
@@ -122,11 +123,12 @@ def per_image_bound(
     banks: dict[str, ImageBank],
     own: list[Example],
     acfg: AttackConfig,
+    steps: int,
     progress: bool,
 ) -> dict[str, dict[str, Any]]:
-    """The upper bound a universal δ is read against: a δ per image on the attacker's own photos (100 constant
-    steps of 1/255, no EOT), for the unlearned model and its retrain ceiling."""
-    pgd_cfg = replace(acfg, eot=False, alpha_schedule="constant", alpha=1 / 255, steps=100)
+    """The upper bound a universal δ is read against: a δ per image on the attacker's own photos (`steps` constant
+    steps of 1/255, no EOT; 100 by default), for the unlearned model and its retrain ceiling."""
+    pgd_cfg = replace(acfg, eot=False, alpha_schedule="constant", alpha=1 / 255, steps=steps)
     out = {}
     for role in ("unlearned", "retrain"):
         adv = per_image_pgd(models[role], banks[role], own, pgd_cfg, progress=progress)
@@ -180,7 +182,9 @@ def run_split(
             unl, banks["unlearned"], groups, {"clean": None, "sua": noises["sua_plain"]}
         )
     if cfg.extras and seed == cfg.splits[0]:
-        result["per_image_pgd"] = per_image_bound(models, banks, groups["a_attacker_images"], acfg, progress)
+        result["per_image_pgd"] = per_image_bound(
+            models, banks, groups["a_attacker_images"], acfg, cfg.per_image_steps, progress
+        )
     if study and cfg.reference:
         # the public code's settings, in the protocol's precision (shipped artefacts are fp32 on every CPU)
         ref_cfg = replace(preset("reference"), seed=seed, precision=acfg.precision)
@@ -299,6 +303,21 @@ def budget_curves(splits: list[dict[str, Any]]) -> dict[str, Any] | None:
     return out
 
 
+# Settings added after splits were shipped, with the value every earlier run used: at that value they are left out
+# of a split's key, so the shipped splits still read back instead of running again.
+ADDED_SETTINGS = {"per_image_steps": 100}
+
+
+def split_key(cfg: ProtocolConfig, paths: dict[str, str | Path]) -> dict[str, Any]:
+    """What a finished split is filed under: its models and every setting but the split list."""
+    config = json.loads(json.dumps(asdict(cfg)))
+    config.pop("splits")
+    for name, value in ADDED_SETTINGS.items():  # at the value runs had before the setting existed: not in the key
+        if config.get(name) == value:
+            config.pop(name)
+    return {"models": {k: str(v) for k, v in paths.items()}, "config": config}
+
+
 def _resumed_split(
     seed: int,
     bench: Bench,
@@ -311,9 +330,7 @@ def _resumed_split(
 ) -> dict[str, Any]:
     """One split's result, read back from `split{seed}.json` when an earlier run of the same settings on the same
     models finished it (a stopped build loses at most the split it was in, and its noises resume mid-run)."""
-    done = out / f"split{seed}.json"
-    key = {"models": {k: str(v) for k, v in paths.items()}, "config": json.loads(json.dumps(asdict(cfg)))}
-    key["config"].pop("splits")
+    done, key = out / f"split{seed}.json", split_key(cfg, paths)
     if done.is_file():
         saved = json.loads(done.read_text())
         if saved.get("key") == key:
