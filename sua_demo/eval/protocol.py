@@ -123,12 +123,13 @@ def per_image_bound(
     banks: dict[str, ImageBank],
     own: list[Example],
     acfg: AttackConfig,
-    steps: int,
+    cfg: ProtocolConfig,
     progress: bool,
 ) -> dict[str, dict[str, Any]]:
-    """The upper bound a universal δ is read against: a δ per image on the attacker's own photos (`steps` constant
-    steps of 1/255, no EOT; 100 by default), for the unlearned model and its retrain ceiling."""
-    pgd_cfg = replace(acfg, eot=False, alpha_schedule="constant", alpha=1 / 255, steps=steps)
+    """The upper bound a universal δ is read against: a δ per image on the attacker's own photos
+    (`cfg.per_image_steps` constant steps of 1/255, no EOT; 100 by default), for the unlearned model and its
+    retrain ceiling."""
+    pgd_cfg = replace(acfg, eot=False, alpha_schedule="constant", alpha=1 / 255, steps=cfg.per_image_steps)
     out = {}
     for role in ("unlearned", "retrain"):
         adv = per_image_pgd(models[role], banks[role], own, pgd_cfg, progress=progress)
@@ -182,9 +183,7 @@ def run_split(
             unl, banks["unlearned"], groups, {"clean": None, "sua": noises["sua_plain"]}
         )
     if cfg.extras and seed == cfg.splits[0]:
-        result["per_image_pgd"] = per_image_bound(
-            models, banks, groups["a_attacker_images"], acfg, cfg.per_image_steps, progress
-        )
+        result["per_image_pgd"] = per_image_bound(models, banks, groups["a_attacker_images"], acfg, cfg, progress)
     if study and cfg.reference:
         # the public code's settings, in the protocol's precision (shipped artefacts are fp32 on every CPU)
         ref_cfg = replace(preset("reference"), seed=seed, precision=acfg.precision)
