@@ -25,6 +25,14 @@ where in the tower universality stops:
 
   HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --models idk --splits 0 1 2 \\
       --sites pre_norm layer1 layer2 layer3 --out checkpoints/studies/offsets/offsets_layers.json
+
+`--world faithful` reads the faithful world (docs/world.md; `--bench-seed` picks which, 0 being the shipped one
+in checkpoints/faithful), whose tower and projector are pretrained and frozen:
+
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --world faithful --lr 0.2 \\
+      --out checkpoints/studies/offsets/offsets_faithful.json
+
+A run writes its file after each model and, run again with the same settings, skips the models already in it.
 """
 
 from __future__ import annotations
@@ -45,12 +53,14 @@ from torch.utils.hooks import RemovableHandle
 from sua_demo.attacks import load_noise
 from sua_demo.attacks.sua import bucketed_loss
 from sua_demo.augment import photo_jitter
-from sua_demo.config import BenchConfig
+from sua_demo.config import BenchConfig, faithful_bench
 from sua_demo.data import ExampleSampler, ImageBank, questions_answers
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.evaluate import score
 from sua_demo.eval.recovery import answers_with, attack_split, attacker_examples, protocol_groups
+from sua_demo.faithful import world_dir
+from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
 
@@ -204,22 +214,39 @@ def table(results: dict[str, Any], sites: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def world_paths(world: str, bench_seed: int) -> tuple[BenchConfig, Path, Path]:
+    """The bench, the models' folder and the noises' folder of the world asked for."""
+    if world == "faithful":
+        return faithful_bench(bench_seed), world_dir(bench_seed), world_dir(bench_seed) / "noise"
+    folder = ROOT if bench_seed == BenchConfig.seed else WORLDS / f"seed{bench_seed}"
+    return BenchConfig(seed=bench_seed), folder / "tiny-llava", folder / "noise"
+
+
+def done_before(out: str | None, settings: dict[str, Any]) -> dict[str, Any]:
+    """The models an earlier run with the same settings already wrote to `out` (a stopped study resumes)."""
+    if not out or not Path(out).is_file():
+        return {}
+    old = json.loads(Path(out).read_text())
+    return {name: run for name, run in old.items() if all(run.get(k) == v for k, v in settings.items())}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=["idk", "grad_diff", "retrain"])
     ap.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--sites", nargs="+", default=["input", "output"], choices=list(SITES))
-    ap.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world, built by `make worlds`")
+    ap.add_argument("--world", choices=["first", "faithful"], default="first", help="which construction")
+    ap.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world of that construction")
     ap.add_argument("--steps", type=int, default=300, help="Adam steps fitting each offset")
     ap.add_argument("--lr", type=float, default=0.05, help="Adam's learning rate on the offset")
     ap.add_argument("--out", help="write the figures here as JSON (and the table beside it as .md)")
     args = ap.parse_args()
     torch.manual_seed(0)
-    bench = build_bench(BenchConfig(seed=args.bench_seed))
-    world = ROOT if args.bench_seed == BenchConfig.seed else WORLDS / f"seed{args.bench_seed}"
-    models, noise_dir = world / "tiny-llava", world / "noise"
-    results: dict[str, Any] = {}
-    for name in args.models:
+    bench_cfg, models, noise_dir = world_paths(args.world, args.bench_seed)
+    bench = build_bench(bench_cfg)
+    settings = {"steps": args.steps, "lr": args.lr, "sites": args.sites, "split_seeds": args.splits}
+    results: dict[str, Any] = done_before(args.out, settings)
+    for name in (n for n in args.models if n not in results):
         t0 = time.time()
         adapter = load_adapter(models / name)
         for p in adapter.model.parameters():
@@ -227,19 +254,20 @@ def main() -> None:
         bank = ImageBank(bench, adapter)
         fit = (noise_dir, args.steps, args.lr)
         splits = {seed: one_split(adapter, bank, bench, name, seed, args.sites, *fit) for seed in args.splits}
-        results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1), "steps": args.steps, "lr": args.lr}
+        results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1), "machine": describe(), **settings}
         ratios = [f"{r['output_offset_norm_ratio']:.2f}" for r in splits.values() if "output_offset_norm_ratio" in r]
         linf = [f"{max(r['input_pixels_needed']):.0f}" for r in splits.values() if "input_pixels_needed" in r]
         print(
-            f"{name}: {time.time() - t0:.0f} s; output |v| / |tokens| {', '.join(ratios) or '-'}; "
+            f"{name}: {time.time() - t0:.0f} s on {describe()}; output |v| / |tokens| {', '.join(ratios) or '-'}; "
             f"L-inf/255 a pixel delta needs for the input offset {', '.join(linf) or '-'}",
             flush=True,
         )
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     out = table(results, args.sites)
     print(out)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
         Path(args.out).with_suffix(".md").write_text(out)
 
 
