@@ -2,7 +2,9 @@
 
 Launches `python app.py` as a user would (embedded default, CPU), then drives it with gradio_client.
 
-    .venv/bin/python benchmarks/app_latency.py [--port 7870]
+    .venv/bin/python benchmarks/app_latency.py [--port 7870] [--world faithful]
+
+`--world faithful` starts the app on the faithful world (SUA_WORLD=faithful: 112 px, docs/world.md).
 """
 
 from __future__ import annotations
@@ -143,11 +145,12 @@ def estimate_error(timeline: list[tuple[float, str]], total: float) -> str:
     )
 
 
-def cli_steps_per_second(steps: int) -> float:
+def cli_steps_per_second(steps: int, world: str) -> float:
     """The library's own loop on the same model, batch and settings as the app's Optimise, in this process."""
+    from sua_demo.config import shipped_world
     from sua_demo.engine import Engine
 
-    eng = Engine()
+    eng = Engine(shipped_world(world))
     sess = eng.session("idk")
     eng.optimise(sess, steps=2)  # warm-up
     t0 = time.perf_counter()
@@ -158,14 +161,19 @@ def cli_steps_per_second(steps: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=7870)
+    ap.add_argument("--world", choices=["first", "faithful"], default="first", help="the world the app serves")
     args = ap.parse_args()
     from gradio_client import Client
 
+    from sua_demo.config import WORLD_ENV, shipped_world
+    from sua_demo.dataset import build_bench
     from sua_demo.machine import describe
     from sua_demo.threads import all_cores
 
+    # forget people, the same four on the first world as before this option: #5, #14, #51, #72
+    first, *people = (str(build_bench(shipped_world(args.world).bench).forget_ids[i]) for i in (1, 3, 8, 11))
     url = f"http://127.0.0.1:{args.port}/"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_PORT": str(args.port)}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_PORT": str(args.port), WORLD_ENV: args.world}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     try:
@@ -175,7 +183,7 @@ def main() -> None:
         client = Client(url, verbose=False)
         base = {
             "model": "idk",
-            "person": "5",
+            "person": first,
             "photo": 5,
             "upload": None,
             "noise_source": "shipped",
@@ -189,11 +197,11 @@ def main() -> None:
         settled = wait_until_quiet(proc.pid, SETTLE)
         umap_args = {**base, "denoiser": "gaussian"}
         timed(client.predict, **answer, api_name="/answer")
-        answers = [timed(client.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in (14, 51, 72)]
+        answers = [timed(client.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in people]
         bare = Client(url, verbose=False, download_files=False)  # the server's share: no image downloads
-        served = [timed(bare.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in (14, 51, 72)]
-        verdicts = [timed(client.predict, **{**verdict, "person": str(p)}, api_name="/verdict") for p in (14, 51, 72)]
-        maps = [timed(client.predict, **{**umap_args, "person": str(p)}, api_name="/embedding_map") for p in (14, 51)]
+        served = [timed(bare.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in people]
+        verdicts = [timed(client.predict, **{**verdict, "person": str(p)}, api_name="/verdict") for p in people]
+        maps = [timed(client.predict, **{**umap_args, "person": str(p)}, api_name="/embedding_map") for p in people[:2]]
         refit = timed(client.predict, **{**umap_args, "denoiser": "median"}, api_name="/embedding_map")
         steps = app_default_steps(url)
         server_cpu, client_cpu = cpu_seconds(proc.pid), time.process_time()
@@ -205,7 +213,7 @@ def main() -> None:
         done = time.perf_counter() - click
         server_cpu, client_cpu = cpu_seconds(proc.pid) - server_cpu, time.process_time() - client_cpu
         final_status = job.outputs()[-1][1]
-        audit_job = client.submit("idk", "51", api_name="/audit")
+        audit_job = client.submit("idk", people[1], api_name="/audit")
         audit_click = time.perf_counter()
         audit_timeline = watch(audit_job, audit_click, status=0)
         audit_done = time.perf_counter() - audit_click
@@ -213,8 +221,8 @@ def main() -> None:
         proc.terminate()
         proc.wait(timeout=30)
     app_sps = steps / done
-    cli_sps = cli_steps_per_second(steps)
-    print(f"app latency (embedded default, IDK model); {describe()}")
+    cli_sps = cli_steps_per_second(steps, args.world)
+    print(f"app latency ({args.world} world, IDK model); {describe()}")
     print(f"  start -> server up                           {up:6.1f} s")
     print(f"  page load -> first example's verdict shown   {first_example:6.1f} s  (headless chromium)")
     print(f"  page load's background work (warm-up, maps)  {settled:6.1f} s  (waited until the server idled)")

@@ -15,7 +15,9 @@ shared, so every figure is the best of interleaved rounds. It first names the ma
 that decide bf16 speed, oneDNN's own bf16 answer) and ends with one line a script can read:
 `ratio default/reference: X`, the default being precision="auto" as this machine resolves it. Usage:
 
-  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/attack_speed.py [--batch 32] [--beta 0] [--rounds 3]
+  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/attack_speed.py [--batch 32] [--beta 0] [--rounds 3] [--world faithful]
+
+`--world faithful` times the faithful world's IDK model (112 px, 49 image tokens; docs/world.md) instead.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.attacks.speed import attack_mode
-from sua_demo.config import BenchConfig
+from sua_demo.config import shipped_world, shown_path
 from sua_demo.data import Example, ExampleSampler, ImageBank
 from sua_demo.dataset import build_bench
 from sua_demo.denoisers import build_denoiser
@@ -39,8 +41,6 @@ from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 from sua_demo.models.base import IGNORE, VisionLanguageAdapter
 from sua_demo.precision import resolve
-
-MODEL = "checkpoints/tiny-llava/idk"
 
 
 class ReferenceStep:
@@ -151,6 +151,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="0: torch's default")
     ap.add_argument("--beta", type=float, default=AttackConfig.beta, help="weight of the NLL on D(x + delta)")
     ap.add_argument("--no-100", action="store_true", help="skip the whole attack at the default settings")
+    ap.add_argument("--world", choices=["first", "faithful"], default="first", help="whose IDK model to time")
     ap.add_argument(
         "--precisions",
         nargs="+",
@@ -162,8 +163,10 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     threads = torch.get_num_threads()
-    adapter = load_adapter(MODEL)
-    bench = build_bench(BenchConfig())
+    world = shipped_world(args.world)
+    model = world.models / "idk"
+    adapter = load_adapter(model)
+    bench = build_bench(world.bench)
     bank = ImageBank(bench, adapter)
     examples = attacker_examples(bench, attack_split(bench, 0.5, 0))
     chunk = ExampleSampler(examples, args.batch, seed=0)()
@@ -195,7 +198,8 @@ def main() -> None:
             keep("peak bf16", matmul_peak(torch.bfloat16), larger=True)
 
     print(
-        f"\nmodel {MODEL}, batch {args.batch}, denoiser {cfg.denoiser}, beta {cfg.beta}, {threads} threads, "
+        f"\nmodel {shown_path(model)} ({adapter.image_size} px), batch {args.batch}, denoiser {cfg.denoiser}, "
+        f"beta {cfg.beta}, {threads} threads, "
         f"best of {args.rounds} rounds; one step = {flops / 1e9:.1f} GFLOP (forward + backward)"
     )
     bf16_peak = f"{best['peak bf16'] / 1e9:.0f} GFLOP/s" if uses_bf16 else "not timed"

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from sua_demo.errors import UnknownNameError
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"  # the shipped artefacts, beside the package
 
@@ -78,6 +82,36 @@ class GeneralConfig:
 def faithful_bench(seed: int = 0) -> BenchConfig:
     """The faithful world's bench (docs/world.md): photos drawn at the model's 112 px, varied, 10 holdout people."""
     return BenchConfig(image_size=112, seed=seed, photos="varied", holdout_people=10)
+
+
+@dataclass(frozen=True)
+class World:
+    """Where one world's shipped models, noises and audits live, and the bench they learned: what the app and the
+    engine serve (docs/world.md has both worlds)."""
+
+    name: str
+    models: Path
+    noise: Path
+    audit: Path
+    bench: BenchConfig
+
+
+WORLD_ENV = "SUA_WORLD"  # which world the app and the engine serve: "first" (the default) or "faithful"
+
+
+def shipped_world(name: str = "first") -> World:
+    """The first world (the embedded default) or the faithful world's default (bench seed 0)."""
+    if name == "first":
+        return World("first", CHECKPOINTS / "tiny-llava", CHECKPOINTS / "noise", CHECKPOINTS / "audit", BenchConfig())
+    if name == "faithful":
+        root = CHECKPOINTS / "faithful"
+        return World("faithful", root, root / "noise", root / "audit", faithful_bench(0))
+    raise UnknownNameError(f"unknown world {name!r} (in {WORLD_ENV}); choose first or faithful")
+
+
+def served_world(env: Mapping[str, str] = os.environ) -> World:
+    """The world named by SUA_WORLD, the first world when it is unset."""
+    return shipped_world(env.get(WORLD_ENV, "").strip() or "first")
 
 
 def faithful_model() -> TinyModelConfig:

@@ -23,7 +23,7 @@ from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
 from sua_demo.analysis.examples import guided_examples
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
-from sua_demo.config import CHECKPOINTS
+from sua_demo.config import World, served_world
 from sua_demo.data import Example
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.profiles import IMAGE_QUESTIONS
@@ -81,11 +81,11 @@ class Story:
 class Engine:
     """Loads and caches models; every method takes plain values and returns plain values."""
 
-    def __init__(self, checkpoints: Path = CHECKPOINTS, bench: Bench | None = None) -> None:
-        self.checkpoints = Path(checkpoints)
-        self.bench = bench or build_bench()
+    def __init__(self, world: World | None = None, bench: Bench | None = None) -> None:
+        self.world = world or served_world()  # SUA_WORLD=faithful serves the faithful world (docs/world.md)
+        self.bench = bench or build_bench(self.world.bench)
         self._ids = {p.id for p in self.bench.people}
-        self.sessions = SessionCache(self.checkpoints, self.bench)
+        self.sessions = SessionCache(self.world, self.bench)
         self._random: dict[tuple[int, float], Noise] = {}
         self._map_lock = threading.Lock()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.attacks import Noise, load_noise
+from sua_demo.config import World
 from sua_demo.data import ImageBank
 from sua_demo.dataset.records import Bench
 from sua_demo.errors import SuaError
@@ -67,8 +68,8 @@ def custom_models_allowed(name: str, env: dict[str, str] | None = None) -> bool:
 class SessionCache:
     """name -> Session, loaded once under a per-model lock (users of other models are not held up)."""
 
-    def __init__(self, checkpoints: Path, bench: Bench, max_custom: int = 2) -> None:
-        self.checkpoints = Path(checkpoints)
+    def __init__(self, world: World, bench: Bench, max_custom: int = 2) -> None:
+        self.world = world
         self.bench = bench
         self.max_custom = max_custom
         self._shipped: dict[str, Session] = {}
@@ -107,8 +108,8 @@ class SessionCache:
 
     def _load(self, name: str) -> Session:
         shipped = name in SHIPPED_MODELS
-        adapter = load_adapter(self.checkpoints / "tiny-llava" / name if shipped else name)
-        root = self.checkpoints / "noise"
+        adapter = load_adapter(self.world.models / name if shipped else name)
+        root = self.world.noise
         folder = root / name if (root / name / "delta_split0.safetensors").is_file() else None
         if folder is None and shipped and (root / NOISE_FALLBACK / "delta_split0.safetensors").is_file():
             folder = root / NOISE_FALLBACK

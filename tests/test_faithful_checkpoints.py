@@ -70,3 +70,20 @@ def test_the_gate_table_over_worlds_is_rebuilt_from_the_shipped_gates(tmp_path):
     from sua_demo.faithful import FAITHFUL, gates_over_worlds
 
     assert gates_over_worlds(tmp_path) == (FAITHFUL / "gates_worlds.md").read_text()
+
+
+def test_the_engine_serves_the_faithful_world_when_sua_world_names_it():
+    """SUA_WORLD=faithful: the app's engine loads the faithful models, their noise and their 112-px bench."""
+    from sua_demo.config import WORLD_ENV, served_world
+    from sua_demo.engine import Engine
+    from sua_demo.errors import UnknownNameError
+
+    assert served_world({}).name == "first"
+    with pytest.raises(UnknownNameError, match="first or faithful"):
+        served_world({WORLD_ENV: "second"})
+    eng = Engine(served_world({WORLD_ENV: "faithful"}))
+    sess = eng.session("idk")
+    assert sess.adapter.image_size == 112 and sess.noise_owner == "idk" and eng.bench.holdout
+    pid = eng.bench.forget_ids[0]
+    verdict = eng.person_verdict(sess, pid, sess.shipped_noise, *eng.controls(sess))
+    assert verdict.photos == len(eng.bench.person(pid).photos)

@@ -23,7 +23,7 @@ NOTE = (
 
 def shipped_audit(engine: Engine, model: str) -> tuple[str, Any]:
     """checkpoints/audit/<model>/audit.json as a table and a heatmap, with no model run."""
-    path = engine.checkpoints / "audit" / model / "audit.json"
+    path = engine.world.audit / model / "audit.json"
     if not path.is_file():
         return f"No shipped audit for {model}: run one with the button above, or `sua audit` in a terminal.", None
     report = json.loads(path.read_text())
@@ -34,7 +34,7 @@ def report_card_view(engine: Engine) -> tuple[str, Any]:
     """Every shipped audit as one card: methods against probes, as a sentence per method and a heatmap."""
     from sua_demo.audit.report_card import card_figure, card_markdown, report_card
 
-    folder = engine.checkpoints / "audit"
+    folder = engine.world.audit
     membership = folder / "membership.json"
     card = report_card(folder, membership if membership.is_file() else None)
     if not card["rows"]:
@@ -54,7 +54,7 @@ def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, A
     if retrain is None:
         raise SuaError("a live audit needs the retrain control (name it under 'Your own photo, ... or model')")
     split = engine.split_of_noise(sess.shipped_noise)
-    noise_dir = engine.checkpoints / "noise" / sess.noise_owner if sess.noise_owner else None
+    noise_dir = engine.world.noise / sess.noise_owner if sess.noise_owner else None
     models = {"unlearned": (sess.adapter, sess.bank), "retrain": (retrain.adapter, retrain.bank)}
     clock = WorkClock([AUDITS.get(name)().work(True) for name in METHODS])
 
