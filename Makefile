@@ -77,7 +77,8 @@ recipes-table: install
 
 # The residual-knowledge audit of three shipped models (after `make noises`: it reads their deltas).
 audits: install
-	for m in idk grad_diff npo_lora; do HF_HUB_OFFLINE=1 $(VENV)/bin/sua audit checkpoints/tiny-llava/$$m || exit 1; done
+	for m in idk grad_diff ga_lora kl_lora npo_lora rmu_lora simnpo_lora; do \
+	  HF_HUB_OFFLINE=1 $(VENV)/bin/sua audit checkpoints/tiny-llava/$$m || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -83,10 +83,12 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
 
 
 # Pretrained noises: one per shipped unlearned model, each with its recovery report (docs/findings.md).
-NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora")
+NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "rmu_lora", "simnpo_lora")
 # The two demo models get 6 attacker/unseen splits: which people fall on which side moves a split's gain by
-# +-4 to 6 points, so 3 splits could not tell a target from its neighbours. The over-unlearned LoRA models get 1.
+# +-4 to 6 points, so 3 splits could not tell a target from its neighbours. The LoRA models get the 3 the audit
+# and the report card average over (sua audit --splits 3).
 NOISE_SPLITS = {"idk": list(range(6)), "grad_diff": list(range(6))}
+LORA_SPLITS = [0, 1, 2]
 DEMO_MODELS = ("idk", "grad_diff")  # they also get the stealth ablation, per-image PGD and the studies below
 BUDGETS = (2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0)  # eps (/255) of the budget curves
 PURIFIERS = ("gaussian", "median", "jpeg", "dncnn", "ddpm")
@@ -98,7 +100,7 @@ def noise_protocol(name: str, splits: list[int] | None = None, studies: bool = T
     demo = name in DEMO_MODELS and studies
     return ProtocolConfig(
         attack=AttackConfig(precision=SHIPPED_PRECISION),
-        splits=splits if splits is not None else NOISE_SPLITS.get(name, [0]),
+        splits=splits if splits is not None else NOISE_SPLITS.get(name, LORA_SPLITS),
         extras=demo,
         budgets=BUDGETS if demo else (),
         purifiers=PURIFIERS if demo else (),

@@ -280,6 +280,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         FAITHFUL,
         attack_world,
         attacked_worlds,
+        audit_world,
         build_general,
         build_world,
         gates_over_worlds,
@@ -291,7 +292,10 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         print(build_general())
         return
     for seed in args.seeds:
-        print(attack_world(seed) if args.attack else build_world(seed, args.only))
+        if args.audit:
+            print(audit_world(seed))
+        else:
+            print(attack_world(seed) if args.attack else build_world(seed, args.only))
         ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
     gates_over_worlds()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
@@ -619,6 +623,7 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--only", nargs="*", help="build only these models (and what they need)")
     p.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
     p.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
+    p.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
     p.set_defaults(func=cmd_build_faithful)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")

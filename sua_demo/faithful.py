@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sua_demo.analysis.gates import all_met, gate_rows, gates_markdown
+from sua_demo.audit import run_audit
 from sua_demo.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, build_noises, evaluate_dir
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
 from sua_demo.config import (
@@ -143,6 +144,22 @@ def attack_world(seed: int = 0, splits: list[int] | None = None) -> Path:
     return out / "noise"
 
 
+def audit_world(seed: int = 0, names: tuple[str, ...] = DEMO_MODELS) -> Path:
+    """The residual-knowledge audit (every probe, each with the retrain control; the attack splits' shipped δ) of a
+    world's models, into audit/<model> beside them; a model already audited is skipped, so a stopped run resumes."""
+    out = Path(shown_path(world_dir(seed)))
+    bench = build_bench(faithful_bench(seed))
+    for name in names:
+        folder = out / "audit" / name
+        if (folder / "audit.json").is_file():
+            continue
+        t0 = time.time()
+        noise = out / "noise" / name
+        run_audit(out / name, out / "retrain", bench, noise if noise.is_dir() else None, folder, splits=ATTACK_SPLITS)
+        log.info("faithful world %d: %s audited in %.0f s on %s", seed, name, time.time() - t0, describe())
+    return out / "audit"
+
+
 def ship_reports(seed: int) -> Path | None:
     """The reports of a world whose models are not shipped (seed >= 1), copied beside the default world's:
     each model's eval.json/.md, the gates, and the attack's report and per-split files (no weights, no δ), so the
@@ -151,7 +168,7 @@ def ship_reports(seed: int) -> Path | None:
         return None
     src, out = world_dir(seed), REPORTS / f"world{seed}"
     patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "noise/*/report.json", "noise/*/report.md",
-                "noise/*/split*.json")  # fmt: skip
+                "noise/*/split*.json", "audit/*/audit.json", "audit/*/audit.md")  # fmt: skip
     for pattern in patterns:
         for path in src.glob(pattern):
             target = out / path.relative_to(src)
