@@ -261,7 +261,8 @@ def cmd_membership(args: argparse.Namespace) -> None:
     from sua_demo.io import atomic_write_text, write_json
 
     folder = Path(args.models)
-    card = membership_card(folder, args.names)
+    others = {"retrain_seed1": Path(args.second_retrain)} if args.second_retrain else {}
+    card = membership_card(folder, args.names, others)
     out = Path(args.out) if args.out else folder
     write_json(out / "membership.json", card)
     atomic_write_text(out / "membership.md", membership_markdown(card))
@@ -282,6 +283,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         attacked_worlds,
         audit_world,
         build_general,
+        build_second_retrain,
         build_world,
         gates_over_worlds,
         ship_reports,
@@ -294,6 +296,8 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
     for seed in args.seeds:
         if args.audit:
             print(audit_world(seed))
+        elif args.second_retrain:
+            print(build_second_retrain(seed))
         else:
             print(attack_world(seed) if args.attack else build_world(seed, args.only))
         ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
@@ -578,6 +582,7 @@ def _measure_commands(sub: Any) -> None:
     )
     p.add_argument("models", help="a world's folder of models (vanilla and retrain in it)")
     p.add_argument("--names", nargs="+", default=["vanilla", "idk", "grad_diff"], help="the models to read")
+    p.add_argument("--second-retrain", help="a retrain control from another seed: its forget quality should be high")
     p.add_argument("--out", help="folder for membership.json / .md (default: the world's folder)")
     p.set_defaults(func=cmd_membership)
 
@@ -624,6 +629,7 @@ def _build_commands(sub: Any) -> None:
     p.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
     p.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
     p.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
+    p.add_argument("--second-retrain", action="store_true", help="the retrain control again from training seed 1")
     p.set_defaults(func=cmd_build_faithful)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")

@@ -94,9 +94,7 @@ def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = T
             continue
         t0 = time.time()
         if recipe.unlearn is None:
-            cfg = TrainConfig(retain_only=recipe.retain_only, precision=SHIPPED_PRECISION)
-            cfg = replace(cfg, start_from=shown_path(general), train_parts="language_model")
-            finetune(bench, bench_cfg, cfg, faithful_model(), folder, progress)
+            learn_people(general, bench_cfg, folder, recipe.retain_only, progress=progress)
         else:
             cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model")
             unlearn(out / "vanilla", bench, bench_cfg, cfg, folder, progress)
@@ -104,6 +102,31 @@ def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = T
         log.info("faithful world %d: %s built in %.0f s on %s", seed, recipe.name, time.time() - t0, describe())
     write_gates(out)
     return out
+
+
+def learn_people(general: Path, bench_cfg: BenchConfig, folder: Path, retain_only: bool, seed: int = 0,
+                 progress: bool = True) -> None:  # fmt: skip
+    """The language model learns the bench's people from the general model, tower and projector frozen."""
+    cfg = TrainConfig(retain_only=retain_only, precision=SHIPPED_PRECISION, seed=seed)
+    cfg = replace(cfg, start_from=shown_path(general), train_parts="language_model")
+    finetune(build_bench(bench_cfg), bench_cfg, cfg, faithful_model(), folder, progress)
+
+
+def second_retrain_dir(seed: int = 0) -> Path:
+    return RUNS / f"world{seed}" / "retrain_seed1"
+
+
+def build_second_retrain(seed: int = 0, progress: bool = True) -> Path:
+    """The retrain control again, from training seed 1: TOFU's check that forget quality calls two exact unlearnings
+    the same (p > 0.05). Its weights stay in runs/ (5 MB of checkpoints/ for one figure); its row of membership.json
+    ships (`sua membership ... --second-retrain`)."""
+    folder = second_retrain_dir(seed)
+    if not (folder / "eval.json").is_file():
+        t0 = time.time()
+        learn_people(build_general(progress=progress), faithful_bench(seed), folder, True, seed=1, progress=progress)
+        evaluate_dir(folder, faithful_bench(seed))
+        log.info("faithful world %d: a second retrain built in %.0f s on %s", seed, time.time() - t0, describe())
+    return folder
 
 
 def write_gates(out: Path) -> list[dict]:

@@ -29,16 +29,18 @@ def recorded_bench(folder: Path) -> BenchConfig:
     return BenchConfig(**{k: v for k, v in found[0].items() if k in names})
 
 
-def membership_card(models_dir: Path, names: list[str]) -> dict[str, Any]:
-    """Per model: each attack's AUC and privleak against the retrain control, and forget quality."""
+def membership_card(models_dir: Path, names: list[str], others: dict[str, Path] | None = None) -> dict[str, Any]:
+    """Per model: each attack's AUC and privleak against the retrain control, and forget quality. `others`: more
+    models by name and folder (a second retrain control, whose forget quality should be high)."""
     bench = build_bench(recorded_bench(models_dir / "vanilla"))
     if not bench.holdout:
         raise BadValueError("membership inference needs holdout people; this world's bench has none")
     members = membership_examples(bench, bench.forget_ids)
     outsiders = membership_examples(bench, bench.holdout_ids)
     rows: dict[str, Any] = {}
-    for name in ["retrain", *[n for n in names if n != "retrain"]]:
-        adapter = load_adapter(models_dir / name)
+    folders = {n: models_dir / n for n in ["retrain", *[n for n in names if n != "retrain"]]} | (others or {})
+    for name, folder in folders.items():
+        adapter = load_adapter(folder)
         bank = ImageBank(bench, adapter)
         report = mia_report(adapter, bank, members, outsiders)
         rows[name] = {
