@@ -19,6 +19,7 @@ from sua_demo.data import ImageBank
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.recovery import attack_split
 from sua_demo.io import atomic_write_text, write_json
+from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 
 log = logging.getLogger(__name__)
@@ -111,12 +112,13 @@ def audit_models(
         "groups": groups,
         "runs": runs,
         "seconds": round(time.time() - t0, 1),
+        "machine": describe(),
     }
     if out is not None:
         out = Path(out)
         write_json(out / "audit.json", report)
         atomic_write_text(out / "audit.md", markdown(report))
-    log.info("audit of %s in %.0f s", unlearned, report["seconds"])
+    log.info("audit of %s in %.0f s on %s", unlearned, report["seconds"], report["machine"])
     return report
 
 
@@ -146,7 +148,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"| **{f(a.get('unseen_people'))}** | {f(g.get('attacker_people'))} | {f(c.get('attacker_people'))} "
             f"| {f(g.get('retain'))} |"
         )
-    lines += ["", f"{report['seconds']:.0f} s on this machine."]
+    lines += ["", f"{report['seconds']:.0f} s on {report.get('machine', 'this machine')}."]
     return "\n".join(lines) + "\n"
 
 
