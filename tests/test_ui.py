@@ -242,8 +242,14 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
     (tmp_path / runs[1]).write_text(json.dumps(world(8.0, 60.0, -3.0)))
     text = ceiling_figures(tmp_path)
     assert "**+7.0**" in text and "**+50.0**" in text and "gains -1.0:" in text and "2 worlds, 2 splits each" in text
+    assert "faithful world" not in text
+    manifest = {"ceiling": runs, "faithful_ceiling": ["offsets/f.json"]}
+    (tmp_path / "manifest.json").write_text(json.dumps({"studies": {"offsets": manifest}}))
+    (tmp_path / "offsets" / "f.json").write_text(json.dumps(world(12.0, 45.0, 0.0)))
+    assert "faithful world" in ceiling_figures(tmp_path) and "+13.0 at the input, +45.0 on" in ceiling_figures(tmp_path)
     shipped = about_markdown(ROOT / "checkpoints" / "noise")
     assert "What limits δ on people it never saw" in shipped and "3 worlds, 3 splits each" in shipped
+    assert "In the faithful world" in shipped
 
 
 def test_one_request_reads_an_upload_once_and_computes_its_story_once(engine, tmp_path, monkeypatch):

@@ -100,7 +100,7 @@ def ceiling_figures(studies: Path) -> str:
     idk_in, idk_out = _unseen_gain(runs, "idk", "offset_input"), _unseen_gain(runs, "idk", "offset_output")
     retrain_out = _unseen_gain(runs, "retrain", "offset_output")
     splits = len(runs[0]["idk"]["splits"])
-    return f"""
+    text = f"""
 ## What limits δ on people it never saw
 One additive pattern of any size at the vision tower's input, which is what every pixel δ is there,
 brings the IDK model's unseen people back by only **{idk_in:+.1f}** points. The same kind of change made to
@@ -108,6 +108,14 @@ the image tokens the language model reads brings back **{idk_out:+.1f}**; the re
 the forgotten facts are still in the weights, behind the vision tower, mostly out of reach of pixels
 (`checkpoints/studies/offsets`, {len(runs)} worlds, {splits} splits each).
 """
+    faithful = [json.loads(f.read_text()) for f in study_files(studies, "offsets", "faithful_ceiling")]
+    if faithful:  # the same study on the world whose tower is pretrained elsewhere and frozen (docs/world.md)
+        f_in, f_out = _unseen_gain(faithful, "idk", "offset_input"), _unseen_gain(faithful, "idk", "offset_output")
+        text += (
+            f"\nIn the faithful world, whose tower is pretrained on other people and frozen as LLaVA's is, the "
+            f"ceiling stands where it was: {f_in:+.1f} at the input, {f_out:+.1f} on the image tokens.\n"
+        )
+    return text
 
 
 def about_markdown(noise_root: Path) -> str:
