@@ -43,3 +43,5 @@ def test_membership_joins_the_row_where_it_was_run():
     marks = {"privleak": {"mink": 73.2}, "forget_quality": 1e-7}
     r = card_row("idk", audit, marks)
     assert r["privleak"] == 73.2 and r["forget_quality"] == 1e-7 and r["reading"].startswith("cannot tell")
+    card = {"probes": list(PROBES), "rows": [r]}
+    assert "| privleak | forget quality |" in card_markdown(card) and "| 90 | +73 | 1e-07 |" in card_markdown(card)

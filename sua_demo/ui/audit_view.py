@@ -35,8 +35,9 @@ def report_card_view(engine: Engine) -> tuple[str, Any]:
     from sua_demo.audit.report_card import card_figure, card_markdown, report_card
 
     folder = engine.world.audit
-    membership = folder / "membership.json"
-    card = report_card(folder, membership if membership.is_file() else None)
+    # membership.json lives beside the audits or beside the world's models (sua membership writes it there)
+    membership = next((p for p in (folder, folder.parent) if (p / "membership.json").is_file()), None)
+    card = report_card(folder, membership / "membership.json" if membership else None)
     if not card["rows"]:
         return "No shipped audits to set side by side.", None
     return card_markdown(card), card_figure(card)
