@@ -117,7 +117,7 @@ def test_per_image_pgd_bounds_the_universal_noise_on_its_own_images():
     split = attack_split(bench, 0.5, int(noise.meta["split_seed"]))
     own = protocol_groups(bench, split)["a_attacker_images"]
     own = [e for e in own if e.photo == 0]  # one photo of each attacker person, every task
-    cfg = replace(AttackConfig(), eot=False, steps=40, alpha=2 / 255)
+    cfg = replace(AttackConfig(), eot=False, steps=20, alpha=4 / 255)
     pgd = score(own, answer(adapter, bank, own, images=per_image_pgd(adapter, bank, own, cfg, progress=False)))
     universal = score(own, answers_with(adapter, bank, own, noise))
     clean = score(own, answer(adapter, bank, own))
