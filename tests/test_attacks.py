@@ -178,9 +178,12 @@ def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_benc
         )
         return out, steps
 
-    # Resuming a finished run does no further steps and returns the same delta; a longer run takes the rest.
+    # Resuming a finished run does no further steps and returns the same delta, its file and record untouched
+    # (the fit's own time and loss); a longer run takes the rest.
+    saved = ckpt.read_bytes()
     again, steps = resume(cfg)
-    assert steps == [] and torch.equal(again.delta, noise.delta)
+    assert steps == [] and torch.equal(again.delta, noise.delta) and ckpt.read_bytes() == saved
+    assert again.meta["seconds"] == load_noise(ckpt).meta["seconds"] and "nll" in again.meta
     _, steps = resume(replace(cfg, steps=7))
     assert steps == [7] and load_noise(ckpt).meta["step"] == 7
     # Another run's delta is refused: other settings, other people, another attack, or fewer steps than it holds.

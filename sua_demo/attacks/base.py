@@ -274,6 +274,8 @@ class UniversalAttack(ABC):
         meta_out = {**info, "step": cfg.steps, "seconds": round(time.time() - t0, 1), **stats}
         noise = self._noise(delta, meta_out)
         self.best = self._noise(best, {**meta_out, "step": best_step, "smoothed_loss": best_loss, "kept": "best"})
+        if main and checkpoint is not None and start >= cfg.steps:
+            return load_noise(checkpoint, self.adapter.image_size)  # a finished run, read back with its own record
         if main and checkpoint is not None:
             save_noise(noise, checkpoint)
         return noise
