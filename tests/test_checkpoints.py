@@ -58,6 +58,8 @@ def test_shipped_noise_is_valid_and_reported(name):
     assert set(noise.meta["attacker_ids"]).isdisjoint(noise.meta["unseen_ids"])
     report = json.loads((folder / "report.json").read_text())
     assert report["splits"][0]["split"]["attacker_ids"] == noise.meta["attacker_ids"]
+    assert len(report["splits"]) >= 3, "the audit and the report card average over 3 splits"
+    assert all((folder / f"delta_split{s['split']['seed']}.safetensors").is_file() for s in report["splits"])
     assert (folder / "report.md").exists()
 
 
