@@ -23,7 +23,8 @@ from sua_demo.dataset.records import Bench
 from sua_demo.errors import SuaError
 from sua_demo.models import VisionLanguageAdapter, load_adapter
 
-SHIPPED_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "vanilla", "retrain")
+# every model a world may ship, in the model box's order; a world serves those its folder holds
+SHIPPED_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "rmu_lora", "simnpo_lora", "vanilla", "retrain")
 DEFAULT_MODEL = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (docs/findings.md)
 NOISE_FALLBACK = "idk"  # vanilla and the retrain control get the IDK noise: the "same delta" control
 MAX_NAME_CHARS = 200
@@ -70,6 +71,7 @@ class SessionCache:
 
     def __init__(self, world: World, bench: Bench, max_custom: int = 2) -> None:
         self.world = world
+        self.shipped = tuple(n for n in SHIPPED_MODELS if (world.models / n).is_dir())
         self.bench = bench
         self.max_custom = max_custom
         self._shipped: dict[str, Session] = {}
@@ -83,12 +85,12 @@ class SessionCache:
             raise SuaError("choose a model, or type a model id or local folder")
         if len(name) > MAX_NAME_CHARS:
             raise SuaError(f"a model name of {len(name)} characters is too long; keep it under {MAX_NAME_CHARS}")
-        if name not in SHIPPED_MODELS and not custom_models_allowed(name):
+        if name not in self.shipped and not custom_models_allowed(name):
             raise SuaError(
-                f"this server loads only its shipped models ({', '.join(SHIPPED_MODELS)}); "
+                f"this server loads only its shipped models ({', '.join(self.shipped)}); "
                 f"the operator can allow others with {ALLOW_ENV}"
             )
-        cache = self._shipped if name in SHIPPED_MODELS else self._custom
+        cache = self._shipped if name in self.shipped else self._custom
         with self._lock:
             if name in cache:
                 if cache is self._custom:
@@ -107,7 +109,7 @@ class SessionCache:
             return sess
 
     def _load(self, name: str) -> Session:
-        shipped = name in SHIPPED_MODELS
+        shipped = name in self.shipped
         adapter = load_adapter(self.world.models / name if shipped else name)
         root = self.world.noise
         folder = root / name if (root / name / "delta_split0.safetensors").is_file() else None

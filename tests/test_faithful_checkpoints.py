@@ -82,6 +82,8 @@ def test_the_engine_serves_the_faithful_world_when_sua_world_names_it():
     with pytest.raises(UnknownNameError, match="first or faithful"):
         served_world({WORLD_ENV: "second"})
     eng = Engine(served_world({WORLD_ENV: "faithful"}))
+    assert "rmu_lora" not in eng.sessions.shipped and {"idk", "ga_lora", "retrain"} <= set(eng.sessions.shipped)
+    assert {"rmu_lora", "simnpo_lora"} <= set(Engine(served_world({}), bench=eng.bench).sessions.shipped)
     sess = eng.session("idk")
     assert sess.adapter.image_size == 112 and sess.noise_owner == "idk" and eng.bench.holdout
     pid = eng.bench.forget_ids[0]

@@ -57,8 +57,9 @@ def defaults(state: AppState | None = None) -> Defaults:
         first = state.load(DEFAULT_MODEL)
         people, person = first.people, first.person
         facts = fact_choices(state.engine)
+    models = list(state.engine.sessions.shipped if state is not None else SHIPPED_MODELS)
     return Defaults(
-        list(SHIPPED_MODELS), DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
+        models, DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
         round(cfg.eps * 255), steps, cfg.stealth_weight, people, person, facts,
     )  # fmt: skip
 
