@@ -86,38 +86,25 @@ def card_markdown(card: dict[str, Any]) -> str:
     rows = card["rows"]
     probes = [p for p in card["probes"] if any(p in r["cells"] for r in rows)]
     marks = any("privleak" in r for r in rows)  # membership was run on this world (it has holdout people)
+    extra = ["privleak", "forget quality"] if marks else []
+    note = " Privleak: Min-K% (MUSE, %, 0 = as the retrain control); forget quality: TOFU's KS p-value." * marks
     lines = [
         "# Report card",
         "",
         "Each cell: points recovered on unseen people above the same probe on the retrain control (mean ± sd over "
         f"splits). A probe recovers at ≥ {RECOVERS:.0f} points and two standard errors; retain: clean exact match "
-        "on retain people's held-out photos."
-        + (
-            " Privleak: Min-K% (MUSE, %, 0 = as the retrain control); forget quality: TOFU's KS p-value."
-            if marks
-            else ""
-        ),
+        "on retain people's held-out photos." + note,
         "",
-        "| method | "
-        + " | ".join(LABELS[p] for p in probes)
-        + " | retain |"
-        + (" privleak | forget quality |" if marks else "")
-        + " reading |",
-        "|---|" + "---|" * len(probes) + "---|" + ("---|---|" if marks else "") + "---|",
+        "| " + " | ".join(["method", *(LABELS[p] for p in probes), "retain", *extra, "reading"]) + " |",
+        "|" + "---|" * (len(probes) + len(extra) + 3),
     ]
     for r in rows:
         cells = [
             f"{r['cells'][p]['mean']:+.1f} ± {r['cells'][p]['sd']:.1f}" if p in r["cells"] else "–" for p in probes
         ]
+        cells.append(f"{r['retain']:.0f}")
         if marks:
-            cells.append(
-                f"{r['retain']:.0f} | "
-                + _mark(r.get("privleak"), "+.0f")
-                + " | "
-                + _mark(r.get("forget_quality"), ".2g")
-            )
-        else:
-            cells.append(f"{r['retain']:.0f}")
+            cells += [_mark(r.get("privleak"), "+.0f"), _mark(r.get("forget_quality"), ".2g")]
         lines.append(f"| {r['model']} | " + " | ".join(cells) + f" | {r['reading']} |")
     return "\n".join(lines) + "\n"
 
