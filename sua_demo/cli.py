@@ -626,10 +626,11 @@ def _build_commands(sub: Any) -> None:
     p = sub.add_parser("build-faithful", help="the faithful world (docs/world.md): shared tower, then its models")
     p.add_argument("--seeds", type=int, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
     p.add_argument("--only", nargs="*", help="build only these models (and what they need)")
-    p.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
-    p.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
-    p.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
-    p.add_argument("--second-retrain", action="store_true", help="the retrain control again from training seed 1")
+    step = p.add_mutually_exclusive_group()  # one step a run: each is its own resumable command
+    step.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
+    step.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
+    step.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
+    step.add_argument("--second-retrain", action="store_true", help="the retrain control again from training seed 1")
     p.set_defaults(func=cmd_build_faithful)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")

@@ -25,6 +25,7 @@ from sua_demo.config import (
     TrainConfig,
     faithful_bench,
     faithful_model,
+    shipped_world,
     shown_path,
 )
 from sua_demo.dataset import build_bench
@@ -39,7 +40,7 @@ from sua_demo.unlearn import unlearn
 
 log = logging.getLogger(__name__)
 
-FAITHFUL = CHECKPOINTS / "faithful"  # the default faithful world (bench seed 0) and its general model
+FAITHFUL = shipped_world("faithful").models  # the default faithful world (bench seed 0) and its general model
 RUNS = CHECKPOINTS.parent / "runs" / "faithful"  # resumable states and the other worlds' models, not shipped
 REPORTS = FAITHFUL / "worlds"  # the other worlds' reports (evaluations, gates, attack reports): small, shipped
 
