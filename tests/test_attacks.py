@@ -288,6 +288,40 @@ def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
     assert model.config._attn_implementation == attn
 
 
+@pytest.mark.slow
+def test_the_unread_vision_layer_is_skipped_with_the_same_features_and_gradient():
+    """The faithful tower's projector reads layer 3 of 4 (vision_feature_layer -2): in attack mode layer 4 passes
+    its input through, the image features and their input gradient stay the same, and it runs again on exit."""
+    from sua_demo.attacks.speed import unread_vision_layers
+    from sua_demo.config import shipped_world
+    from sua_demo.models import load_adapter
+
+    adapter = load_adapter(shipped_world("faithful").models / "general")
+    layers = list(adapter.model.model.vision_tower.encoder.layers)
+    assert unread_vision_layers(adapter.model) == layers[3:]
+    x = torch.rand(2, 3, adapter.image_size, adapter.image_size, generator=torch.Generator().manual_seed(0))
+
+    def features_and_grad() -> tuple[torch.Tensor, torch.Tensor]:
+        v = x.clone().requires_grad_(True)
+        feats = adapter.image_features(adapter.pixel_values(v))
+        return feats.detach(), torch.autograd.grad(feats.square().sum(), v)[0]
+
+    before, grad = features_and_grad()
+    calls: list[int] = []
+    hook = layers[3].register_forward_hook(lambda m, i, o: calls.append(int(torch.equal(i[0], o))))
+    try:
+        with attack_mode(adapter.model, torch.device("cpu"), None, threads=1):
+            inside, grad_inside = features_and_grad()
+        adapter.image_features(adapter.pixel_values(x))
+    finally:
+        hook.remove()
+    assert calls == [1, 0]  # passed through in attack mode, computed after it
+    torch.testing.assert_close(inside, before, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(grad_inside, grad, atol=1e-4 * float(grad.abs().max()), rtol=1e-3)  # matmul patches
+    first = shipped_world("first").models / "vanilla"  # reads its last layer: nothing to skip
+    assert unread_vision_layers(load_adapter(first).model) == []
+
+
 def sua_step_inputs(micro_adapter, micro_bench):
     """A SUA attack and the (x, delta, examples, bank) of one step on 8 forget photos, delta small and random."""
     bench, _ = micro_bench

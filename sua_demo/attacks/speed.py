@@ -45,6 +45,36 @@ def _patchify_convs(model: torch.nn.Module) -> list[torch.nn.Conv2d]:
     return found
 
 
+def _identity(self: torch.nn.Module, hidden_states: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    return hidden_states
+
+
+def unread_vision_layers(model: Any) -> list[torch.nn.Module]:
+    """The vision encoder's layers after the one whose hidden state the projector reads (LLaVA's
+    `vision_feature_layer`, -2 by default): the tower still runs them, and their output goes nowhere. Four of the
+    faithful tower's layers, one is unread (a quarter of its work); one of LLaVA-1.5's 24. None where the model
+    names no feature layer (it reads the last one) or the encoder is not a plain list of layers."""
+    config = getattr(model, "config", None)
+    chosen = getattr(config, "vision_feature_layer", None)
+    chosen = [chosen] if isinstance(chosen, int) else chosen
+    n = getattr(getattr(config, "vision_config", None), "num_hidden_layers", None)
+    if not chosen or not all(isinstance(i, int) for i in chosen) or not isinstance(n, int):
+        return []
+    read = max(i % (n + 1) for i in chosen)  # hidden state i is the output of layer i (0: the embeddings)
+    suffixes = ("vision_tower.encoder.layers", "vision_tower.vision_model.encoder.layers")  # CLIP, either wrapping
+    lists = [m for name, m in model.named_modules() if name.endswith(suffixes)]
+    if len(lists) != 1 or not isinstance(lists[0], torch.nn.ModuleList) or len(lists[0]) != n:
+        return []
+    return list(lists[0])[read:]
+
+
+def _skip(layers: list[torch.nn.Module]) -> list[torch.nn.Module]:
+    """Unread layers pass their input through (capture hooks and the list's length stay as they are)."""
+    for m in layers:
+        m.forward = types.MethodType(_identity, m)  # type: ignore[method-assign]
+    return layers
+
+
 # Eager attention beats the fused CPU kernel on short sequences and loses on long ones. fp32, 2 threads, AMD EPYC
 # (AVX2), forward + input backward at batch 32, 4 heads of 32: eager/SDPA 0.88-1.07 at 17-64 keys, 1.25 at 128,
 # 2.8 at 256; in the whole IDK step, eager was 4-12 % faster (benchmarks/README.md). Past this many image tokens the
@@ -87,7 +117,8 @@ def attack_mode(
 ) -> Iterator[None]:
     """Frozen eval-mode model with the fast kernels for this device and dtype, restored on exit.
 
-    On CPU, eager attention where it pays (`eager_attention_pays`). `compile` (opt-in) wraps the
+    The vision layers nobody reads are skipped (`unread_vision_layers`). On CPU, eager attention where it pays
+    (`eager_attention_pays`). `compile` (opt-in) wraps the
     language and vision towers in torch.compile; a platform without a working compiler falls back to
     eager at its first call (`UniversalAttack._grad`).
     """
@@ -96,7 +127,7 @@ def attack_mode(
     torch.set_num_threads(threads or default_threads())
     model.eval()
     model.requires_grad_(False)
-    patched = _patchify_convs(model) if device.type == "cpu" else []
+    patched = (_patchify_convs(model) if device.type == "cpu" else []) + _skip(unread_vision_layers(model))
     if eager_attention_pays(model, device, dtype):
         _set_attention(model, "eager")
     compiled = compile_towers(towers or []) if compile else []
