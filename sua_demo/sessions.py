@@ -46,14 +46,11 @@ class Session:
     examples: list[dict[str, Any]] | None = None  # measured guided examples (examples.json); None: not measured yet
     maps: OrderedDict[str, Any] = field(default_factory=OrderedDict)  # noise fingerprint -> fitted map
     attack_lock: threading.Lock = field(default_factory=threading.Lock)
+    shipped: bool = False  # loaded from the served world's own models (its controls are the world's too)
 
     @property
     def image_size(self) -> int:
         return self.adapter.image_size
-
-    @property
-    def shipped(self) -> bool:
-        return self.name in SHIPPED_MODELS
 
 
 def custom_models_allowed(name: str, env: dict[str, str] | None = None) -> bool:
@@ -117,15 +114,17 @@ class SessionCache:
             folder = root / NOISE_FALLBACK
         bank = ImageBank(self.bench, adapter)
         if folder is None:
-            return Session(name, adapter, bank, None, "no shipped noise for this model: upload one or optimise one")
+            note = "no shipped noise for this model: upload one or optimise one"
+            return Session(name, adapter, bank, None, note, shipped=shipped)
         own = folder.name == name
         noise = load_noise(folder / "delta_split0.safetensors", adapter.image_size)
         note = f"the noise shipped for {name}" if own else f"the {folder.name} model's noise (the same-delta control)"
         plain_file = folder / "delta_plain_split0.safetensors"
         plain = load_noise(plain_file, adapter.image_size) if plain_file.is_file() else None
-        shipped = _json(folder / "examples.json") if own else None
-        examples = shipped.get("examples", []) if shipped else None
-        return Session(name, adapter, bank, noise, note, folder.name, plain, _json(folder / "report.json"), examples)
+        measured = _json(folder / "examples.json") if own else None
+        examples = measured.get("examples", []) if measured else None
+        report = _json(folder / "report.json")
+        return Session(name, adapter, bank, noise, note, folder.name, plain, report, examples, shipped=shipped)
 
 
 def _json(path: Path) -> Any:

@@ -77,6 +77,7 @@ def test_the_engine_serves_the_faithful_world_when_sua_world_names_it():
     from sua_demo.config import WORLD_ENV, served_world
     from sua_demo.engine import Engine
     from sua_demo.errors import UnknownNameError
+    from sua_demo.faithful import FAITHFUL
 
     assert served_world({}).name == "first"
     with pytest.raises(UnknownNameError, match="first or faithful"):
@@ -85,7 +86,9 @@ def test_the_engine_serves_the_faithful_world_when_sua_world_names_it():
     assert "rmu_lora" not in eng.sessions.shipped and {"idk", "ga_lora", "retrain"} <= set(eng.sessions.shipped)
     assert {"rmu_lora", "simnpo_lora"} <= set(Engine(served_world({}), bench=eng.bench).sessions.shipped)
     sess = eng.session("idk")
-    assert sess.adapter.image_size == 112 and sess.noise_owner == "idk" and eng.bench.holdout
+    assert sess.adapter.image_size == 112 and sess.noise_owner == "idk" and eng.bench.holdout and sess.shipped
+    own = eng.session(str(FAITHFUL / "idk"))  # the same weights named as the user's own folder: not the world's
+    assert not own.shipped and eng.controls(own) == (None, None)
     pid = eng.bench.forget_ids[0]
     verdict = eng.person_verdict(sess, pid, sess.shipped_noise, *eng.controls(sess))
     assert verdict.photos == len(eng.bench.person(pid).photos)
