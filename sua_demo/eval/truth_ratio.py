@@ -3,6 +3,10 @@
 Per question, the truth ratio sets how likely the model finds wrong answers of the right type against a
 paraphrased right one, each probability length-normalised (the geometric mean over its tokens): about 1 for a
 model that cannot tell right from wrong (the retrain control on forget people), near 0 for one that knows.
+The wrong answers are pooled as TOFU's and open-unlearning's code pool them: their mean token losses are averaged,
+then exponentiated (a geometric mean of their probabilities). TOFU's paper writes an arithmetic mean of the
+probabilities instead; the code is what published forget-quality figures were computed with, so it is what ours
+are set beside.
 Forget quality is the KS test's p-value between an unlearned model's truth ratios on the forget people and the
 retrain control's: high when the two distributions cannot be told apart, which is what exact unlearning gives."""
 
@@ -18,8 +22,8 @@ from sua_demo.models.base import VisionLanguageAdapter
 
 
 def truth_ratio(paraphrased_logp: float, perturbed_logp: list[float] | np.ndarray) -> float:
-    """The mean over wrong answers of exp(their mean token log-prob), over exp(the right one's)."""
-    return float(np.mean(np.exp(np.asarray(perturbed_logp, dtype=float))) / np.exp(paraphrased_logp))
+    """exp(the wrong answers' mean of their mean token log-probs), over exp(the right one's mean token log-prob)."""
+    return float(np.exp(np.mean(np.asarray(perturbed_logp, dtype=float)) - paraphrased_logp))
 
 
 def forget_quality(unlearned: list[float] | np.ndarray, retrain: list[float] | np.ndarray) -> float:
