@@ -299,7 +299,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         elif args.second_retrain:
             print(build_second_retrain(seed))
         else:
-            print(attack_world(seed) if args.attack else build_world(seed, args.only))
+            print(attack_world(seed, only=args.only) if args.attack else build_world(seed, args.only))
         ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
     gates_over_worlds()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
@@ -625,7 +625,7 @@ def _build_commands(sub: Any) -> None:
 
     p = sub.add_parser("build-faithful", help="the faithful world (docs/world.md): shared tower, then its models")
     p.add_argument("--seeds", type=int, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
-    p.add_argument("--only", nargs="*", help="build only these models (and what they need)")
+    p.add_argument("--only", nargs="*", help="build (or with --attack, attack) only these models")
     step = p.add_mutually_exclusive_group()  # one step a run: each is its own resumable command
     step.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
     step.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")

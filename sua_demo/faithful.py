@@ -145,12 +145,17 @@ def write_gates(out: Path) -> list[dict]:
 ATTACK_SPLITS = [0, 1, 2]  # the headline's attacker/unseen splits per world, as `make worlds` runs the first world's
 
 
-def attack_world(seed: int = 0, splits: list[int] | None = None) -> Path:
-    """The shipped attack recipe, unchanged, on a built world's demo models, every control included (noise/ beside
-    the models). Blind: nothing of the world is changed after it; a stopped run resumes split by split. Paths are
-    the checkout's own (run from its root, as make does), so the reports name no machine's folders."""
+def attack_world(seed: int = 0, splits: list[int] | None = None, only: list[str] | None = None) -> Path:
+    """The shipped attack recipe, unchanged, on a built world's demo models (or `only` some of them), every control
+    included (noise/ beside the models). Blind: nothing of the world is changed after it; a stopped run resumes
+    split by split. Paths are the checkout's own (run from its root, as make does), so the reports name no
+    machine's folders."""
+    names = list(only or DEMO_MODELS)
+    unknown = sorted(set(names) - set(DEMO_MODELS))
+    if unknown:
+        raise UnknownNameError(f"only the demo models are attacked; {unknown} is not one of {list(DEMO_MODELS)}")
     out = Path(shown_path(world_dir(seed)))
-    missing = [n for n in ("vanilla", "retrain", *DEMO_MODELS) if not (out / n / "eval.json").is_file()]
+    missing = [n for n in ("vanilla", "retrain", *names) if not (out / n / "eval.json").is_file()]
     if missing:
         raise MissingFileError(
             f"faithful world {seed} lacks {missing}; build it first (sua build-faithful --seeds {seed})"
@@ -159,7 +164,7 @@ def attack_world(seed: int = 0, splits: list[int] | None = None) -> Path:
     build_noises(
         out,
         out / "noise",
-        only=list(DEMO_MODELS),
+        only=names,
         bench_cfg=faithful_bench(seed),
         splits=splits or ATTACK_SPLITS,
         studies=False,
@@ -202,11 +207,11 @@ def ship_reports(seed: int) -> Path | None:
 
 
 def attacked_worlds() -> dict[str, Path]:
-    """Every faithful world's attack reports: from its build folder where this machine has it, else its shipped
-    copy."""
+    """Every faithful world's attack reports: from its shipped copy (every model's, whichever run attacked it; a
+    world rebuilt to attack one more model has only that one in its build folder), else its build folder."""
     out = {}
     for seed in range(10):
-        for folder in (world_dir(seed) / "noise", REPORTS / f"world{seed}" / "noise"):
+        for folder in (REPORTS / f"world{seed}" / "noise", world_dir(seed) / "noise"):
             if folder.is_dir():
                 out[f"seed{seed}"] = folder
                 break

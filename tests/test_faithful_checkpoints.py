@@ -92,3 +92,19 @@ def test_the_engine_serves_the_faithful_world_when_sua_world_names_it():
     pid = eng.bench.forget_ids[0]
     verdict = eng.person_verdict(sess, pid, sess.shipped_noise, *eng.controls(sess))
     assert verdict.photos == len(eng.bench.person(pid).photos)
+
+
+def test_a_world_rebuilt_to_attack_one_more_model_is_read_from_its_shipped_reports(tmp_path, monkeypatch):
+    """World 1's models did not outlive the session that attacked IDK on it; GradDiff is attacked later from a rebuilt
+    folder that holds only GradDiff's noise. The comparison must still read both, from the shipped copy."""
+    import sua_demo.faithful as faithful
+
+    shipped, runs = tmp_path / "worlds", tmp_path / "runs"
+    for folder in (shipped / "world1" / "noise" / "idk", shipped / "world1" / "noise" / "grad_diff", runs / "world1"):
+        folder.mkdir(parents=True)
+    (runs / "world1" / "noise" / "grad_diff").mkdir(parents=True)
+    monkeypatch.setattr(faithful, "REPORTS", shipped)
+    monkeypatch.setattr(faithful, "RUNS", runs)
+    assert faithful.attacked_worlds()["seed1"] == shipped / "world1" / "noise"
+    with pytest.raises(faithful.UnknownNameError, match="demo models"):
+        faithful.attack_world(1, only=["ga_lora"])
