@@ -42,7 +42,7 @@ def test_auc_counts_pairs_and_privleak_is_relative_to_the_reference():
 
 
 def test_truth_ratio_and_forget_quality_by_hand():
-    # the wrong answers' geometric mean, sqrt(0.25 * 0.125), over the right one's 0.5 (not their arithmetic mean's 0.375)
+    # the wrong answers' geometric mean, sqrt(0.25 * 0.125), over the right one's 0.5 (their arithmetic mean: 0.375)
     assert truth_ratio(math.log(0.5), [math.log(0.25), math.log(0.125)]) == pytest.approx(2**-1.5)
     assert truth_ratio(math.log(0.2), [math.log(0.2)] * 3) == pytest.approx(1.0)
     rng = np.random.default_rng(0)
