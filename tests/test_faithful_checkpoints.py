@@ -100,7 +100,7 @@ def test_a_world_rebuilt_to_attack_one_more_model_is_read_from_its_shipped_repor
     import sua_demo.faithful as faithful
 
     shipped, runs = tmp_path / "worlds", tmp_path / "runs"
-    for folder in (shipped / "world1" / "noise" / "idk", shipped / "world1" / "noise" / "grad_diff", runs / "world1"):
+    for folder in (shipped / "world1" / "noise" / "idk", shipped / "world1" / "noise" / "grad_diff"):
         folder.mkdir(parents=True)
     (runs / "world1" / "noise" / "grad_diff").mkdir(parents=True)
     monkeypatch.setattr(faithful, "REPORTS", shipped)
