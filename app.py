@@ -186,9 +186,10 @@ def build_app() -> gr.Blocks:
 
 
 def main() -> None:
-    from sua_demo.ui.launch import app_arguments, launch_kwargs, queued, serve_pages_on_one_thread, warm_up
+    from sua_demo.ui.launch import app_arguments, check_world, launch_kwargs, queued, serve_pages_on_one_thread, warm_up
 
     args = app_arguments()  # first: `--help` prints and exits before any model loads
+    check_world()  # a mistyped SUA_WORLD: one line, before anything starts
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     serve_pages_on_one_thread()
     demo = build_app()  # first: it times an attack step (to size Optimise), which the warm-up would slow down

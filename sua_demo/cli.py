@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from sua_demo.cli_flags import add_config_flags, config_from, fraction, positive_int
+from sua_demo.cli_flags import add_config_flags, config_from, fraction, positive_int, seed_number
 from sua_demo.config import CHECKPOINTS, BenchConfig
 from sua_demo.errors import BadValueError, SuaError
 
@@ -666,7 +666,7 @@ def _face_commands(sub: Any) -> None:
     """A visitor's own person: taught, unlearned and attacked, with its controls."""
     p = sub.add_parser("enrol", help="teach the model a person from your photos, unlearn them, attack with controls")
     p.add_argument("photos", nargs="*", help="3-8 photos of one face (JPEG, PNG, WebP, GIF or BMP)")
-    p.add_argument("--procedural", type=int, metavar="SEED", help="instead of photos: a new procedural person")
+    p.add_argument("--procedural", type=seed_number, metavar="SEED", help="instead of photos: a new procedural person")
     p.add_argument("--name", help="a made-up name (the embedded model knows its bench's words only)")
     p.add_argument("--fact", action="append", metavar="KEY=VALUE", help="birthplace, occupation, hobby or food")
     p.add_argument("--invent", action="store_true", help="invent the name and facts not given")
@@ -677,7 +677,7 @@ def _face_commands(sub: Any) -> None:
         default=str(CHECKPOINTS / "noise" / "idk" / "delta_split0.safetensors"),
         help="the shipped δ to try (it never saw this person nor this model)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_number, default=0)
     p.add_argument("--out", required=True, help="folder for the taught adapter, the unlearned weights and the report")
     p.set_defaults(func=cmd_enrol)
 

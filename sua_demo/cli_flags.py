@@ -30,6 +30,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seed_number(text: str) -> int:
+    """argparse type: a random seed, a whole number from 0 to 2**32 - 1 (what numpy's generators accept)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {2**32 - 1}, got {value}")
+    return value
+
+
 def fraction(text: str) -> float:
     """argparse type: a share strictly between 0 and 1."""
     try:

@@ -59,7 +59,7 @@ def build_general(
         return out
     log.info("building the faithful general model on %s", describe())
     tower_cfg, general_cfg = tower_cfg or TowerConfig(), general_cfg or GeneralConfig()
-    tower, tower_summary = pretrain_tower(tower_cfg, runs / "tower.state.pt", progress)
+    tower, tower_summary = pretrain_tower(tower_cfg, runs / "tower.state.safetensors", progress)
     round_to_fp16(tower)  # the general stage reads the tower exactly as every model will carry it
     bench = build_bench(probe_bench or faithful_bench(0))
     tower_summary["identification"] = {
@@ -67,7 +67,8 @@ def build_general(
         "random": identification(build_clip(tower_cfg).vision_model, bench),
     }
     log.info("held-out photos of the bench told apart by the tower alone: %s", tower_summary["identification"])
-    adapter, general_summary = general_stage(tower, tower_cfg, general_cfg, runs / "general.state.pt", progress)
+    general_state = runs / "general.state.safetensors"
+    adapter, general_summary = general_stage(tower, tower_cfg, general_cfg, general_state, progress)
     round_to_fp16(adapter.model)
     general_summary["look_accuracy"] = look_accuracy(adapter, bench)
     share = 100 * general_summary["look_accuracy"]

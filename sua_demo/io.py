@@ -45,3 +45,23 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def write_json(path: str | Path, obj: Any) -> None:
     atomic_write_text(Path(path), json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    """A JSON file the user named, or one line saying why it cannot be read (missing, not text, not JSON, nested
+    past what a parser should follow); `what` says what the file should be, e.g. "an audit from `sua audit`"."""
+    from sua_demo.errors import MissingFileError, SuaError
+
+    path = Path(path)
+    if not path.is_file():
+        raise MissingFileError(f"no file at {path}: expected {what}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise SuaError(f"{path.name} is not a text file: expected {what}") from None
+    except json.JSONDecodeError as err:
+        raise SuaError(f"{path.name} is not JSON ({err.msg}, line {err.lineno}): expected {what}") from None
+    except RecursionError:
+        raise SuaError(f"{path.name} nests deeper than any file of ours: expected {what}") from None
+    except OSError as err:
+        raise SuaError(f"{path.name} could not be read ({err.strerror or 'an I/O error'}): expected {what}") from None

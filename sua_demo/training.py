@@ -197,7 +197,7 @@ def _schedule(bench: Bench, people: list[int], cfg: TrainConfig) -> tuple[int, i
 
 def _state_path(out_dir: str | Path) -> Path:
     out = Path(out_dir)
-    return out.with_name(f".{out.name}.train-state.pt")
+    return out.with_name(f".{out.name}.train-state.safetensors")
 
 
 def _state(step, epoch, losses, model, optimizer, rng, jitter) -> dict:

@@ -83,9 +83,9 @@ class Stop(Exception):
 
 def test_the_tower_pretraining_resumes_to_the_same_weights(tmp_path, monkeypatch):
     from sua_demo.pretrain import tower
-    from sua_demo.resume import Checkpointed
+    from sua_demo.resume import Checkpointed, read_state
 
-    whole, summary = tower.pretrain_tower(TINY_TOWER, tmp_path / "whole.pt", progress=False)
+    whole, summary = tower.pretrain_tower(TINY_TOWER, tmp_path / "whole.safetensors", progress=False)
     save = Checkpointed.save
 
     def save_then_stop(self, **state):
@@ -95,9 +95,10 @@ def test_the_tower_pretraining_resumes_to_the_same_weights(tmp_path, monkeypatch
     with monkeypatch.context() as m:
         m.setattr(Checkpointed, "save", save_then_stop)
         with pytest.raises(Stop):
-            tower.pretrain_tower(TINY_TOWER, tmp_path / "stopped.pt", progress=False)
-    assert torch.load(tmp_path / "stopped.pt", weights_only=False)["step"] == 2
-    resumed, again = tower.pretrain_tower(TINY_TOWER, tmp_path / "stopped.pt", progress=False)  # the same command
+            tower.pretrain_tower(TINY_TOWER, tmp_path / "stopped.safetensors", progress=False)
+    assert read_state(tmp_path / "stopped.safetensors")["step"] == 2
+    # the same command again:
+    resumed, again = tower.pretrain_tower(TINY_TOWER, tmp_path / "stopped.safetensors", progress=False)
     assert again["steps"] == summary["steps"] == 4
     for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b), name
@@ -185,7 +186,8 @@ def test_the_general_model_carries_the_pretrained_tower_and_loads_like_any_model
         and 0 <= record["general"]["look_accuracy"] <= 1
     )
     adapter = load_adapter(out)
-    tower, _ = tower_module.pretrain_tower(TINY_TOWER, tmp_path / "runs" / "tower.state.pt", progress=False)  # resumes
+    state = tmp_path / "runs" / "tower.state.safetensors"
+    tower, _ = tower_module.pretrain_tower(TINY_TOWER, state, progress=False)  # resumes
     for name, value in tower.state_dict().items():
         assert torch.equal(adapter.vision_tower.state_dict()[name], value.half().float()), name
     assert adapter.image_size == 112 and adapter.model.config.vision_feature_layer == -2

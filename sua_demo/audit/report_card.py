@@ -11,12 +11,13 @@ card *cannot tell*.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from sua_demo.audit.run import LABELS
+from sua_demo.errors import MissingFileError, SuaError
+from sua_demo.io import read_json
 
 RECOVERS = 10.0  # points above control
 CLEAR = 5.0  # points: within this of its control, a probe found nothing
@@ -39,6 +40,9 @@ def card_row(model: str, audit: dict[str, Any], membership: dict[str, Any] | Non
     exact match on retain people's held-out photos), membership where given, and the sentence."""
     summary = audit["summary"]
     cells = {p: c for p in PROBES if (c := _above(summary, p)) is not None}
+    numbers = [summary["clean"]["em"]["retain"]["mean"], *(c[k] for c in cells.values() for k in ("mean", "sd", "n"))]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers):
+        raise ValueError("an audit's figures are numbers")
     row: dict[str, Any] = {
         "model": model,
         "splits": audit.get("splits", []),
@@ -72,14 +76,32 @@ def reading(row: dict[str, Any]) -> str:
 
 
 def report_card(audit_dir: str | Path, membership: str | Path | None = None) -> dict[str, Any]:
-    """Every `<audit_dir>/<model>/audit.json` as one card; `membership` a membership.json of the same models."""
+    """Every `<audit_dir>/<model>/audit.json` as one card; `membership` a membership.json of the same models.
+    A missing folder, a folder with no audit, and a file that is not an audit are each refused in one line."""
     folder = Path(audit_dir)
-    marks = json.loads(Path(membership).read_text())["models"] if membership else {}
-    rows = [
-        card_row(path.parent.name, json.loads(path.read_text()), marks.get(path.parent.name))
-        for path in sorted(folder.glob("*/audit.json"))
-    ]
+    if not folder.is_dir():
+        raise MissingFileError(f"no folder at {folder}: expected a folder of <model>/audit.json (sua audit --out)")
+    paths = sorted(folder.glob("*/audit.json"))
+    if not paths:
+        raise MissingFileError(f"{folder} holds no <model>/audit.json; run `sua audit --out {folder}/<model>` first")
+    marks = _membership(membership) if membership else {}
+    rows = []
+    for path in paths:
+        audit = read_json(path, "an audit written by `sua audit`")
+        try:
+            rows.append(card_row(path.parent.name, audit, marks.get(path.parent.name)))
+        except (KeyError, TypeError, AttributeError, ValueError, ZeroDivisionError):
+            raise SuaError(f"{path.parent.name}/audit.json is not an audit written by `sua audit`") from None
     return {"rule": {"recovers": RECOVERS, "clear": CLEAR, "leaks": LEAKS}, "probes": list(PROBES), "rows": rows}
+
+
+def _membership(path: str | Path) -> dict[str, Any]:
+    card = read_json(path, "a membership.json written by `sua membership`")
+    models = card.get("models") if isinstance(card, dict) else None
+    if not isinstance(models, dict) or not all(isinstance(m, dict) and isinstance(m.get("privleak"), dict)
+                                               for m in models.values()):  # fmt: skip
+        raise SuaError(f"{Path(path).name} is not a membership card written by `sua membership`")
+    return models
 
 
 def card_markdown(card: dict[str, Any]) -> str:

@@ -44,6 +44,17 @@ def app_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def check_world() -> None:
+    """The world SUA_WORLD names, or the process ends with one line saying which names there are (no traceback)."""
+    from sua_demo.config import served_world
+    from sua_demo.errors import SuaError
+
+    try:
+        served_world()
+    except SuaError as err:
+        raise SystemExit(f"app.py: error: {err}") from None
+
+
 def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = None) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         **page_kwargs(),

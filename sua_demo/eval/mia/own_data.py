@@ -37,14 +37,20 @@ def read_items(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise BadValueError(f"no file at {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise BadValueError(f"{path.name} is not a text file: expected JSON Lines, one item a line") from None
     items = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except json.JSONDecodeError as err:
             raise BadValueError(f"{path.name} line {n} is not JSON: {err.msg}") from None
+        except RecursionError:
+            raise BadValueError(f"{path.name} line {n} nests deeper than an item should") from None
         if not isinstance(item, dict) or not all(
             isinstance(item.get(k), str) and item[k] for k in ("question", "answer")
         ):
