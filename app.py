@@ -11,7 +11,8 @@ import gradio as gr
 
 from sua_demo.request import Request
 from sua_demo.ui import tools
-from sua_demo.ui.gradio_glue import PhotoInput, handler, shown
+from sua_demo.ui.gradio_glue import FileInput, PhotoInput, handler, shown
+from sua_demo.ui.launch import HEAVY
 
 STILL = {"allow_preview": False, "object_fit": "contain"}  # galleries to look at, not to browse
 FILES = {"file_count": "multiple", "interactive": False}  # downloads offered, not uploads asked for
@@ -57,7 +58,7 @@ def build_app() -> gr.Blocks:
                     banner = gr.HTML(elem_id="banner")
                     upload = PhotoInput(type="filepath", sources=["upload", "webcam", "clipboard"], **text.UPLOAD_BOX)
                     question = gr.Textbox("", label=text.QUESTION_LABEL)
-                    noise_file = gr.File(file_types=[".safetensors"], elem_id="noise-file", label=text.NOISE_FILE_LABEL)
+                    noise_file = FileInput(elem_id="noise-file", **text.NOISE_FILE_BOX)
                     vanilla = gr.Textbox("", label="your model's version before unlearning (folder or Hub id)")
                     retrain = gr.Textbox("", label="your model's retrain control (never saw the forget set)")
                 with gr.Accordion("See the noise", open=False):
@@ -85,6 +86,7 @@ def build_app() -> gr.Blocks:
                     with gr.Row():
                         opt_btn, stop_btn = gr.Button("Optimise", variant="primary"), gr.Button("Stop")
                     opt_status = gr.Markdown(state().estimate(d.model, d.steps), elem_id="opt-status")
+                    run_id = gr.Textbox(visible=False, label="run")  # API callers: the run id `stop` takes
                     with gr.Row():
                         loss_plot, delta_view = gr.Plot(label="loss"), gr.Image(label=text.DELTA_LABEL, height=220)
                     download = gr.File(label="the noise: last and lowest-loss δ", **FILES)
@@ -101,7 +103,7 @@ def build_app() -> gr.Blocks:
                 audit_plot = gr.Plot(label="recovered per person and fact")
                 card_text, card_plot = gr.Markdown(elem_id="report-card", elem_classes="wide-tables"), gr.Plot()
             with gr.Tab("Your face"):
-                build_face_tab(d.facts)
+                build_face_tab(d.facts, demo)
             with gr.Tab("About"):
                 gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
                 gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
@@ -154,20 +156,15 @@ def build_app() -> gr.Blocks:
         steps.release(estimate, [model, steps], opt_status, api_name=False)
         adopt = lambda files, f: (files[0], tools.sources_update(f, files[0], "optimised"))  # noqa: E731  (new δ)
         run = opt_btn.click(tools.arm_stop, None, None, queue=False, api_name=False).then(
-            shown(tools.optimise, 4, at=1),
-            opt_in,
-            opt_out,
-            api_name=False,
-            concurrency_limit=1,
-            concurrency_id="optimise",
+            shown(tools.optimise_on_page, 4, at=1), opt_in, opt_out, api_name=False, **HEAVY
         )
         run = run.success(adopt, [download, noise_file], [optimised, noise_source], **quiet)
         apply(run.success(None, None, None, js=text.SCROLL_TO_VERDICT, api_name=False))  # its verdict, in view
-        stop_btn.click(tools.stop, None, opt_status, api_name=False, queue=False)
+        stop_btn.click(tools.stop_on_page, None, opt_status, api_name=False, queue=False)
         audit_tab.select(shown(tools.audit, 2, at=0), [model], [audit_text, audit_plot], api_name=False)
         audit_tab.select(shown(tools.report_card, 2, at=0), None, [card_text, card_plot], api_name=False)
         live = shown(tools.audit, 2, at=0)
-        audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, concurrency_id="optimise")
+        audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, **HEAVY)
         batch_btn.click(shown(tools.batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
 
         # the API and the MCP tools: the same handlers, with the errors a caller expects, on no trigger of the page
@@ -176,25 +173,27 @@ def build_app() -> gr.Blocks:
             (tools.answer, answer_in, outputs),
             (tools.verdict, verdict_in, [verdict_box]),
             (tools.embedding_map, map_in, [umap_plot, map_text]),
-            (tools.optimise, opt_in, opt_out),
+            (tools.optimise, [*opt_in, run_id], opt_out),
             (tools.audit, [model, audit_person], [audit_text, audit_plot]),
             (tools.batch, batch_in, batch_out),
         ):
-            gr.on([], fn, ins, outs, api_name=fn.__name__, concurrency_id="optimise" if fn is tools.optimise else None)
-        gr.on([], tools.stop, None, opt_status, api_name="stop", queue=False)
+            heavy = HEAVY if fn in (tools.optimise, tools.audit) else {}  # an audit given a person runs one live
+            gr.on([], fn, ins, outs, api_name=fn.__name__, **heavy)
+        gr.on([], tools.stop, [run_id], opt_status, api_name="stop", queue=False)
     return demo
 
 
 def main() -> None:
-    from sua_demo.ui.launch import app_arguments, check_world, launch_kwargs, queued, serve_pages_on_one_thread, warm_up
+    from sua_demo.ui import launch
 
-    args = app_arguments()  # first: `--help` prints and exits before any model loads
-    check_world()  # a mistyped SUA_WORLD: one line, before anything starts
+    args = launch.app_arguments()  # first: `--help` prints and exits before any model loads
+    launch.check_world()  # a mistyped SUA_WORLD: one line, before anything starts
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    serve_pages_on_one_thread()
+    launch.cap_log_lines()
+    launch.serve_pages_on_one_thread()
     demo = build_app()  # first: it times an attack step (to size Optimise), which the warm-up would slow down
-    threading.Thread(target=warm_up, args=(tools.state(),), daemon=True).start()
-    queued(demo).launch(**launch_kwargs(tools.state().scratch.root, args.host, args.port))
+    threading.Thread(target=launch.warm_up, args=(tools.state(),), daemon=True).start()
+    launch.queued(demo).launch(**launch.launch_kwargs(tools.state().scratch.root, args.host, args.port))
 
 
 if __name__ == "__main__":

@@ -203,7 +203,7 @@ def test_unknown_person_or_denoiser_gives_a_clear_error(app, caplog):
 def test_optimise_streams_progress_and_offers_last_and_best(app):
     from sua_demo.attacks import load_noise
 
-    steps = list(app.optimise("idk", 16, 3, "gaussian", 100.0, gr.Request(session_hash="t")))
+    steps = list(app.optimise("idk", 16, 3, "gaussian", 100.0, request=gr.Request(session_hash="t")))
     *live, (fig, status, preview, files) = steps
     path = files[0]
     assert "3 steps" in status and preview is not None
@@ -218,23 +218,23 @@ def test_optimise_streams_progress_and_offers_last_and_best(app):
 
 def test_a_stop_keeps_the_noise_so_far_and_a_stop_with_nothing_running_changes_nothing(app):
     request = gr.Request(session_hash="stop-test")
-    run = app.optimise("idk", 16, 200, "gaussian", 100.0, request)
+    run = app.optimise("idk", 16, 200, "gaussian", 100.0, request=request)
     next(run)
-    assert "stopping" in app.stop(request)
+    assert "stopping" in app.stop(request=request)
     *_, (_, status, _, files) = run
     path = files[0]
     assert status.startswith("stopped early") and re.search(r"_last_[0-9a-f]{12}\.safetensors$", path)
     assert any(re.search(r"_best_[0-9a-f]{12}\.safetensors$", f) for f in files), (
         f"a stopped run keeps its lowest-loss δ too: {files}"
     )
-    assert app.stop(request) == "nothing is running to stop"
+    assert app.stop(request=request) == "nothing is running to stop"
 
 
 def test_a_stop_pressed_while_queued_cancels_the_run(app):
     request = gr.Request(session_hash="queued-stop")
     app.arm_stop(request)
-    assert "stopping" in app.stop(request)
-    updates = list(app.optimise("idk", 16, 200, "gaussian", 100.0, request))
+    assert "stopping" in app.stop(request=request)
+    updates = list(app.optimise("idk", 16, 200, "gaussian", 100.0, request=request))
     assert len(updates) == 1 and updates[0][1] == "stopped before it started"
 
 
@@ -244,7 +244,7 @@ def test_a_stop_pressed_while_queued_cancels_the_run(app):
 )
 def test_optimise_refuses_bad_numbers(app, eps, steps, stealth, message):
     with pytest.raises(gr.Error, match=message):
-        list(app.optimise("idk", eps, steps, "gaussian", stealth, gr.Request(session_hash="bad")))
+        list(app.optimise("idk", eps, steps, "gaussian", stealth, request=gr.Request(session_hash="bad")))
 
 
 def test_the_controls_start_at_the_library_recipe(app):

@@ -160,14 +160,37 @@ def test_the_page_keeps_photos_in_memory_deletes_the_uploads_and_refuses_a_secon
         paths.append(tmp_path / f"p{i}.png")
         photo.save(paths[-1])
     (tmp_path / "bad.png").write_bytes(b"no image here")
-    sess, thumbs, note = your_face.add_photos(None, [str(p) for p in paths] + [str(tmp_path / "bad.png")])
+    sessions = your_face.FaceSessions()
+    sess = sessions.get("tab-1")
+    deleted = []
+    thumbs, note = your_face.add_photos(sess, [str(p) for p in paths] + [str(tmp_path / "bad.png")], deleted.append)
     assert len(sess.photos) == 3 and "set aside" in note
-    assert not any(p.exists() for p in paths) and not (tmp_path / "bad.png").exists()  # no copy left behind
+    assert deleted == [str(p) for p in [*paths, tmp_path / "bad.png"]]  # every file handed on to be removed
     assert thumbs.count("src='data:image/png;base64,") == 3 and "/file=" not in thumbs
+    assert sessions.get("tab-2").photos == [] and sessions.holding() == 1  # another tab sees none of them
     with sess.busy:  # a run of this session is going
         with pytest.raises(SuaError, match="already going"):
             next(your_face.run(None, sess, "x", {}))  # refused before any model is touched
         assert your_face.stop(sess).startswith("stopping")
-    your_face.forget(sess)  # the session ended or sat idle
-    assert sess.photos == [] and sess.report is None
+    sessions.drop("tab-1")  # the tab closed
+    assert sess.photos == [] and sess.report is None and sessions.holding() == 0
     assert your_face.stop(sess) == "nothing is running to stop"
+
+
+def test_a_run_stopped_while_it_waits_for_its_turn_never_starts():
+    from sua_demo.ui import your_face
+
+    sess = your_face.FaceSession()
+    your_face.arm(sess)  # the click; the run now waits for the heavy-job slot
+    assert your_face.stop(sess) == "stopped before it started: nothing was taught"
+    said = list(your_face.run(None, sess, "x", {}))  # its turn comes: it touches no model (engine None)
+    assert said == [("stopped before it started: nothing was taught", "", "", "")] and not sess.busy.locked()
+
+
+def test_idle_sessions_are_dropped():
+    from sua_demo.ui import your_face
+
+    sessions = your_face.FaceSessions(idle=0.0)
+    sessions.get("a").photos.append(object())
+    sessions.get("b")  # any later use sweeps the idle ones
+    assert sessions.holding() == 0

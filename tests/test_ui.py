@@ -158,13 +158,18 @@ def test_stop_flags_belong_to_their_run():
     stops = StopRegistry()
     assert stops.stop("a") is False  # nothing runs: nothing to say, the last status stays
     flag = stops.arm("a")
-    assert stops.current("a") is flag and stops.stop("a") and flag.is_set()
+    current, run = stops.current("a")
+    assert current is flag and stops.stop("b") is False and not flag.is_set()  # another caller stops nothing
+    assert stops.stop("b", run[:-1]) is False and not flag.is_set()  # nor does a guessed run id
+    assert stops.stop("a") and flag.is_set()
     newer = stops.arm("a")  # a new click after a stop gets a fresh flag
     assert newer is not flag and not newer.is_set()
-    stops.release("a", flag)  # the old run ending does not drop the new run's flag
-    assert stops.current("a") is newer
-    stops.release("a", newer)
-    assert stops.stop("a") is False
+    stops.release("a", flag, run)  # the old run ending does not drop the new run's flag
+    again, second = stops.current("a")
+    assert again is newer and second != run
+    assert stops.stop("someone else", second) and newer.is_set()  # whoever holds the run's id stops that run
+    stops.release("a", newer, second)
+    assert stops.stop("a") is False and stops.stop("", second) is False
 
 
 def test_custom_models_are_off_on_a_space_unless_allowed(engine, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,10 +44,15 @@ def report_card_view(engine: Engine) -> tuple[str, Any]:
     return card_markdown(card), card_figure(card)
 
 
+class Abandoned(Exception):
+    """Raised in the audit's worker when its caller went away: the work stops after the method under way."""
+
+
 def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, Any]]:
     """Every method on one forget person (quick settings), beside its control; yields a progress line every second
     with the time left at this audit's own pace (its first method, which loads and warms up, is left out), then the
-    table and the heatmap."""
+    table and the heatmap. If the caller goes away (the generator is closed), the audit stops after the method
+    under way instead of keeping the cores busy for nobody."""
     sess = engine.session(model)
     pid = person_id(person)
     if engine.bench.split_of(pid) != "forget":
@@ -58,15 +64,24 @@ def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, A
     noise_dir = engine.world.noise / sess.noise_owner if sess.noise_owner else None
     models = {"unlearned": (sess.adapter, sess.bank), "retrain": (retrain.adapter, retrain.bank)}
     clock = WorkClock([AUDITS.get(name)().work(True) for name in METHODS])
+    gone = threading.Event()
+
+    def step(done: int) -> None:
+        if gone.is_set():
+            raise Abandoned
+        clock.step(done)
 
     with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
         run = ticking_on_fresh_thread(audit_models, 1.0, models, engine.bench, noise_dir, None, (split.seed,),
                                       people=[pid], progress=False, quick=True, names=(sess.name, retrain.name),
-                                      on_progress=clock.step)  # fmt: skip
+                                      on_progress=step)  # fmt: skip
         try:
             while True:
                 next(run)
                 yield f"Live audit of #{pid}: {clock.status('method')}", None
         except StopIteration as done:
             report = done.value
+        except GeneratorExit:
+            gone.set()
+            raise
     yield f"Live audit of #{pid}, {report['seconds']:.0f} s.\n\n" + markdown(report), audit_figure(report)

@@ -1,25 +1,39 @@
 """The Your face tab's layout and wiring, called by `app.py` inside its tab. It is its own module because it is
 its own flow: its events are page events only (no `api_name`, no MCP tool), so a visitor's photos, facts and
-models never reach an API endpoint, and its one state lives per browser session (`your_face.FaceSession`)."""
+models never reach an API endpoint; its state lives on the server per browser session (`your_face.FaceSessions`)
+and goes when the tab closes."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import gradio as gr
 
 from sua_demo.ui import tools, your_face
-from sua_demo.ui.gradio_glue import PhotoInput, shown
+from sua_demo.ui.gradio_glue import FileInput, PhotoInput, delete_if_uploaded, drop_page_state, shown
+from sua_demo.ui.launch import HEAVY
 
 PAGE_ONLY = {"api_name": False, "show_progress": "hidden"}
 
 
-def build_face_tab(fact_choices: dict[str, list[str]]) -> None:
-    """Lays the tab out in the current `gr.Tab` and wires it; the lifecycle shares the Optimise queue slot
-    (`concurrency_id="optimise"`), since both keep the two cores busy."""
-    face = gr.State(None, time_to_live=your_face.IDLE_SECONDS, delete_callback=your_face.forget)
+def build_face_tab(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
+    """Lays the tab out in the current `gr.Tab` of `demo` and wires it; the lifecycle shares the Optimise queue
+    slot (`launch.HEAVY`), since both keep the two cores busy. When the tab closes, the session's photos and
+    Gradio's copy of its page (the thumbnails) are dropped."""
+    delete = delete_if_uploaded(demo)
+
+    def add(files: Any, request: gr.Request) -> tuple[None, str, str]:
+        return tools.face_add(files, delete, request)
+
+    def closed(request: gr.Request) -> None:
+        tools.face_forget(request)
+        drop_page_state(demo, request.session_hash)
+
+    demo.unload(closed)
     gr.Markdown(your_face.PRIVACY, elem_id="face-privacy")
     gr.Markdown(your_face.HELP)
     with gr.Row():
-        files = gr.File(file_count="multiple", file_types=["image"], label="your photos", elem_id="face-files")
+        files = FileInput(file_count="multiple", file_types=["image"], label="your photos", elem_id="face-files")
         cam = PhotoInput(type="filepath", sources=["webcam", "clipboard"], label="or take or paste one")
     thumbs = gr.HTML(your_face.thumbnails_html([]), elem_id="face-thumbs")
     clear = gr.Button("Remove my photos", size="sm")
@@ -35,16 +49,16 @@ def build_face_tab(fact_choices: dict[str, list[str]]) -> None:
     status, steps = gr.Markdown(elem_id="face-status"), gr.HTML(elem_id="face-steps")
     verdict, story = gr.HTML(elem_id="face-verdict"), gr.HTML(elem_id="face-story")
 
-    for box in (files, cam):  # each photo read into the session's memory, its file deleted
-        box.upload(shown(tools.face_add, 3, at=2), [face, box], [face, thumbs, message], **PAGE_ONLY)
-    clear.click(your_face.clear_photos, face, [face, thumbs, message], **PAGE_ONLY)
+    for box in (files, cam):  # each photo read into the session's memory, its file deleted, the box emptied
+        box.upload(shown(add, 3, at=2), box, [box, thumbs, message], **PAGE_ONLY)
+    clear.click(tools.face_clear, None, [thumbs, message], **PAGE_ONLY)
     invent.click(shown(tools.face_invent, 5), None, [name, *facts, message], **PAGE_ONLY)
-    started = go.click(tools.face_free, face, None, queue=False, api_name=False)  # a second run: refused here
+    started = go.click(tools.face_free, None, None, queue=False, api_name=False)  # a second run: refused here
     started.success(
         shown(tools.face_run, 4),
-        [face, name, *facts, method],
+        [name, *facts, method],
         [status, steps, verdict, story, message],
         api_name=False,
-        concurrency_id="optimise",
+        **HEAVY,
     )
-    stop.click(your_face.stop, face, status, api_name=False, queue=False)
+    stop.click(tools.face_stop, None, status, api_name=False, queue=False)

@@ -8,10 +8,14 @@ import importlib
 import importlib.util
 import inspect
 import logging
+import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.utils import NamedString
+from gradio_client.utils import is_valid_file
 
 from sua_demo.errors import SuaError
 
@@ -31,14 +35,32 @@ class PhotoInput(gr.Image):
         return "image"
 
 
+class FileInput(gr.File):
+    """gr.File as the app takes files in: by path, checked for type, but without the empty temporary file Gradio's
+    own file box leaves in its cache for every file it is given (one per photo, never removed)."""
+
+    def _process_single_file(self, f: Any) -> Any:
+        if self.type != "filepath":
+            return super()._process_single_file(f)
+        if self.file_types and not is_valid_file(f.path, self.file_types):
+            raise gr.Error(f"not a file this box takes: choose one of {', '.join(self.file_types)}")
+        return NamedString(f.path)
+
+    def get_block_name(self) -> str:  # the browser side is gr.File's own
+        return "file"
+
+
 PRIVATE = ("face_",)  # handlers whose errors may quote what a visitor typed about their person: logged by kind
+
+
+LOGGED = 300  # characters of a user error's message that reach the log (a message may quote a huge input)
 
 
 def _logged(fn: Callable, err: Exception) -> str:
     if fn.__name__.startswith(PRIVATE):
         log.warning("user error in %s: %s", fn.__name__, type(err).__name__)
     else:
-        log.warning("user error in %s: %s", fn.__name__, err)
+        log.warning("user error in %s: %.*s", fn.__name__, LOGGED, err)
     return str(err)
 
 
@@ -122,9 +144,41 @@ def shown(fn: Callable, outputs: int, at: int | None = None, keep: dict[int, Any
 
 
 def caller(request: Any) -> str:
-    """Whose run a Stop stops: the browser session; else one key for API callers and one for MCP clients (an MCP
-    tool call carries no session, and its queued calls come back through Gradio's own client, marked 'mcp')."""
+    """Whose run a Stop stops: the browser tab's or API client's session. Gradio serves MCP without sessions and
+    passes every MCP call on through one client of its own, so all MCP calls would share one key: each gets a key
+    of its own instead, and an MCP client stops its run by the run's name (`optimise(run=...)`, `stop(run=...)`)."""
     headers = getattr(request, "headers", None) or {}
     if headers.get("x-gradio-user") == "mcp" or "/mcp" in str(getattr(request, "url", "") or ""):
-        return "mcp"
-    return str(getattr(request, "session_hash", None) or "api")
+        return f"mcp:{secrets.token_hex(8)}"
+    return str(getattr(request, "session_hash", None) or f"api:{secrets.token_hex(8)}")
+
+
+def delete_if_uploaded(blocks: Any) -> Callable[[str], None]:
+    """A function that removes a file only if it came in through this server's upload route (Gradio's
+    `upload_file_set`), then its folder if that is left empty: a caller who names a file the server made (a preview
+    or an export handed to every visitor) gets it read, never deleted."""
+
+    def delete(path: str) -> None:
+        uploaded = blocks.upload_file_set
+        if path not in uploaded:
+            return
+        uploaded.discard(path)
+        target = Path(path)
+        target.unlink(missing_ok=True)
+        try:
+            target.parent.rmdir()  # Gradio makes one folder per upload; an empty one is litter
+        except OSError:
+            pass  # another file is still in it
+
+    return delete
+
+
+def drop_page_state(blocks: Any, session_hash: str | None) -> None:
+    """Forget what Gradio keeps of a closed tab: its components' values (a visitor's thumbnails among them), which
+    Gradio would otherwise hold for an hour in case the tab reopens."""
+    holder = getattr(blocks, "state_holder", None)
+    if holder is None or not session_hash or session_hash not in holder:
+        return
+    holder.delete_state(session_hash)
+    holder.session_data.pop(session_hash, None)
+    holder.time_last_used.pop(session_hash, None)

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,10 @@ MAX_UPLOAD = "20mb"  # a photo or a noise file; Gradio refuses larger uploads be
 CACHE_SWEEP = (600, 3600)  # every 10 minutes, Gradio deletes cached files older than an hour
 QUEUE_POLL = 0.02  # seconds Gradio's queue sleeps between looks at an idle queue (its own default: 0.001)
 CONCURRENCY = 2  # jobs at once: an Optimise and a page's answers
+HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}  # the one slot every job that takes both cores shares
 MAP_WAIT = 30.0  # seconds the warm-up holds the embedding map back for a first visitor
-GRACE_S = 1.5  # after SIGINT or SIGTERM, how long the server may take to close before the process ends anyway
+GRACE_S = 1.2  # after SIGINT or SIGTERM: the most the cleanup may take before the process ends anyway (< 2 s in all)
+LOG_LINE = 1000  # characters: a log line quotes at most this much of what a caller sent
 
 
 def page_kwargs() -> dict[str, Any]:
@@ -63,11 +66,38 @@ def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = Non
         "show_error": True,
         "max_file_size": MAX_UPLOAD,
         "allowed_paths": [str(scratch)],
+        "app_kwargs": {"middleware": [_middleware(ClosedRoutes)]},
     }
     _scratch.add(Path(scratch))  # removed first if a stop signal ends the server (stop_on_signals)
     if importlib.util.find_spec("mcp") is not None:  # gradio[mcp]: the typed handlers become MCP tools
         kwargs["mcp_server"] = True
     return kwargs
+
+
+class ClosedRoutes:
+    """ASGI middleware that answers 404 on the Gradio routes this app does not use and that would keep a visitor's
+    page: `deep_link` writes a session's component values (a visitor's thumbnails among them) to a file anyone with
+    its link can read, which outlives the session and the server."""
+
+    CLOSED = ("/gradio_api/deep_link",)
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("path", "").rstrip("/").endswith(self.CLOSED):
+            from starlette.responses import PlainTextResponse
+
+            closed = PlainTextResponse("not served here: this app keeps no copy of a page", status_code=404)
+            await closed(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _middleware(cls: type) -> Any:
+    from starlette.middleware import Middleware
+
+    return Middleware(cls)
 
 
 def queued(demo: Any) -> Any:
@@ -83,6 +113,11 @@ def queued(demo: Any) -> Any:
     if queue is not None and hasattr(queue, "sleep_when_free"):
         queue.sleep_when_free = max(queue.sleep_when_free, QUEUE_POLL)
     stop_on_signals(demo)
+    from gradio.utils import get_upload_folder
+
+    from sua_demo.ui.sweep import UploadSweeper
+
+    UploadSweeper(demo, get_upload_folder()).start()
     return demo
 
 
@@ -109,28 +144,47 @@ _stopping = threading.Event()
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    """The handler of stop_on_signals: clean up within GRACE_S, then end the process."""
+    """The handler of stop_on_signals: clean up for at most GRACE_S from the signal, then end the process. The
+    scratch removal is inside that bound too: a scratch grown over hours must not hold the stop up."""
+    deadline = time.monotonic() + GRACE_S
     code = 128 + signum  # the shell's convention for a process ended by a signal
     if _stopping.is_set():
         os._exit(code)
     _stopping.set()
     log.info("stopping on %s", signal.Signals(signum).name)
-    for folder in list(_scratch):
-        shutil.rmtree(folder, ignore_errors=True)
     helper = threading.Thread(target=_close_and_exit_handlers, name="sua-stop", daemon=True)
     helper.start()
-    helper.join(GRACE_S)
+    helper.join(max(0.0, deadline - time.monotonic()))
     os._exit(code)
 
 
 def _close_and_exit_handlers() -> None:
-    """Close the server, then run the exit handlers (AppState's scratch removal among them) as a normal exit would."""
+    """Remove the scratch folders, close the server, then run the exit handlers (AppState's scratch removal among
+    them) as a normal exit would."""
+    for folder in list(_scratch):
+        shutil.rmtree(folder, ignore_errors=True)
     try:
         if _demo is not None:
             _demo.close()
     except Exception as err:  # a half-started server: the exit handlers and os._exit still follow
         log.info("closing the server on a stop signal: %s", err)
     atexit._run_exitfuncs()
+
+
+class CappedLines(logging.Filter):
+    """Cuts a log record's message to LOG_LINE characters: a 2 MB request must not write a 2 MB log line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if len(text) > LOG_LINE:
+            record.msg, record.args = f"{text[:LOG_LINE]}… ({len(text) - LOG_LINE} more characters)", None
+        return True
+
+
+def cap_log_lines() -> None:
+    """Every handler of the root logger (what `logging.basicConfig` set up) caps its lines."""
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(CappedLines())
 
 
 def serve_pages_on_one_thread() -> None:

@@ -18,6 +18,7 @@ from sua_demo.ui.exports import Scratch
 from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
 from sua_demo.ui.pace import RunClock
 from sua_demo.ui.stops import StopRegistry
+from sua_demo.ui.your_face import FaceSessions
 
 ROLES = ["unseen by δ", "attacker set", "retain", "all"]
 
@@ -85,6 +86,7 @@ class AppState:
         self.scratch = scratch or Scratch()
         atexit.register(self.scratch.close)  # downloads live as long as the server; nothing is left behind
         self.stops = StopRegistry()
+        self.faces = FaceSessions()  # Your face: each browser session's photos, dropped when its tab closes
         self.timer = StepTimer()
         self.first_verdict = threading.Event()  # a page has shown its verdict: the warm-up's map may start
 
@@ -174,13 +176,16 @@ class AppState:
         )
 
     def optimise(
-        self, model: str, eps: Any, steps: Any, denoiser: str, stealth: Any, key: str
+        self, model: str, eps: Any, steps: Any, denoiser: str, stealth: Any, key: str, run: str | None = None
     ) -> Iterator[OptimiseView]:
         """Stream the run: a view every second (each costs the attack thread GIL time), then the final one with
         the files (last and best δ). The time left is this run's own pace (RunClock); the pace it ends on sizes
-        the next run's up-front estimate."""
+        the next run's up-front estimate. API callers pass `run` (a name of their choosing, or "" for a new
+        secret one); the first view then names it: `stop` with it stops this run, and no other, from any connection.
+        The page passes None: its Stop button stops its own session's run."""
         sess = self.engine.session(model)
-        flag = self.stops.current(key)
+        announce = run is not None
+        flag, run = self.stops.current(key, (run or "").strip()[:200])
         history: list[tuple[int, float]] = []
         from sua_demo.engine import MAX_STEPS, finite
 
@@ -190,6 +195,8 @@ class AppState:
             if flag.is_set():  # Stop was pressed while this run waited in the queue
                 yield OptimiseView(None, "stopped before it started", None)
                 return
+            if announce:
+                yield OptimiseView(None, f"started: run {run} (stop with run={run})", None)
             kwargs = {"eps_255": eps, "steps": steps, "denoiser": denoiser, "stealth_weight": stealth}
             for item in self.engine.optimise_stream(sess, flag, tick=1.0, **kwargs):
                 if item is not None and len(item) == 2:
@@ -209,11 +216,14 @@ class AppState:
             final = progress_view(history, clock.steps, last.delta, float(eps), elapsed, last.meta)
             yield OptimiseView(final.figure, final.status, final.preview, files)
         finally:
-            self.stops.release(key, flag)
+            self.stops.release(key, flag, run)
 
-    def stop(self, key: str) -> str:
-        """Ask this caller's run to stop after its current step (it keeps the δ so far)."""
-        return "stopping after the current step…" if self.stops.stop(key) else "nothing is running to stop"
+    def stop(self, key: str, run: str = "") -> str:
+        """Ask this caller's run (or the run with this secret id) to stop after its current step; it keeps the δ so
+        far. Nobody else's run is touched."""
+        if self.stops.stop(key, run.strip()):
+            return "stopping after the current step…"
+        return "no run of yours with that id is running" if run.strip() else "nothing is running to stop"
 
 
 def _person_or_none(label: str | None) -> int | None:

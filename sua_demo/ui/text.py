@@ -49,6 +49,7 @@ DENOISER_LABEL = "denoiser (the denoised column, the map)"
 DELTA_LABEL = "δ so far (amplified)"
 QUESTION_LABEL = "your own question (the preset questions are always asked)"
 NOISE_FILE_LABEL = "a noise .safetensors (source 'uploaded')"
+NOISE_FILE_BOX = {"file_types": [".safetensors"], "label": NOISE_FILE_LABEL}
 PHOTO_HELP = "0–4: train photos · 5–6: held-out photos no training or attack ever used"
 NOISE_HELP = (
     "The amplified δ (×8 for ε 16/255) stretches ±ε onto the full colour range so you can see its pattern. "

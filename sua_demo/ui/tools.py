@@ -8,6 +8,7 @@ from typing import Any
 
 import gradio as gr
 
+from sua_demo.errors import SuaError
 from sua_demo.request import Request
 from sua_demo.ui.gradio_glue import caller, handler, message_html, sentence
 
@@ -125,7 +126,10 @@ def show_page(req: Any) -> Any:
 
 
 @handler
-def optimise(model: str, eps: float, steps: float, denoiser: str, stealth: float, request: gr.Request):  # type: ignore[no-untyped-def]
+def optimise(  # type: ignore[no-untyped-def]
+    model: str, eps: float, steps: float, denoiser: str, stealth: float, run: str | None = None,
+    request: gr.Request = None,  # type: ignore[assignment]
+):  # fmt: skip
     """Optimise a universal noise now, streaming the loss, a δ preview and the time left; `stop` keeps the δ so far.
 
     Args:
@@ -134,7 +138,16 @@ def optimise(model: str, eps: float, steps: float, denoiser: str, stealth: float
         steps: attack steps.
         denoiser: the denoiser the stealth term compares with.
         stealth: the stealth weight λ (0: no stealth term).
+        run: a name for this run known only to you (e.g. a random string): `stop` with the same name stops it.
+            Empty: the first status names a new secret one.
     """
+    for v in state().optimise(model, eps, steps, denoiser, stealth, caller(request), run or ""):
+        yield v.figure, v.status, v.preview, v.files if v.files is not None else gr.skip()
+
+
+@handler
+def optimise_on_page(model: str, eps: float, steps: float, denoiser: str, stealth: float, request: gr.Request):  # type: ignore[no-untyped-def]
+    """The page's Optimise: the same run, stopped by the page's own Stop button (no run id to show)."""
     for v in state().optimise(model, eps, steps, denoiser, stealth, caller(request)):
         yield v.figure, v.status, v.preview, v.files if v.files is not None else gr.skip()
 
@@ -144,8 +157,19 @@ def arm_stop(request: gr.Request) -> None:
     state().stops.arm(caller(request))
 
 
-def stop(request: gr.Request) -> str:
-    """Stop this caller's running optimisation after its current step; it keeps the δ so far."""
+def stop(run: str | None = None, request: gr.Request = None) -> str:  # type: ignore[assignment]
+    """Stop your running optimisation after its current step; it keeps the δ so far. Another caller's run is
+    never touched.
+
+    Args:
+        run: the run's name: the one you gave `optimise`, or the one its first status gave. Needed by MCP clients
+            and plain REST calls (their calls share no session); a gradio_client session stops its own run without it.
+    """
+    return state().stop(caller(request), run or "")
+
+
+def stop_on_page(request: gr.Request) -> str:
+    """The page's Stop button: this browser session's run."""
     return state().stop(caller(request))
 
 
@@ -214,19 +238,47 @@ def sources_update(noise_file: str | None, optimised: str | None, value: str | N
 
 
 # -- Your face: page handlers only (never an API endpoint: a visitor's photos stay in their own session) ------------
+def _face(request: gr.Request) -> Any:
+    """This browser session's Your face state (photos, last report), kept by the server, keyed by the session."""
+    return state().faces.get(caller(request))
+
+
 @handler
-def face_add(sess: Any, files: Any) -> tuple[Any, str, str]:
-    """Read the uploaded photos into this session's memory; their files are deleted at once."""
+def face_add(files: Any, delete: Any, request: gr.Request) -> tuple[None, str, str]:
+    """Read the uploaded photos into this session's memory; each uploaded file is deleted at once (`delete`
+    removes uploads only). The file box is emptied: the thumbnails are the photos in use."""
     from sua_demo.ui import your_face
 
-    return your_face.add_photos(sess, files)
+    return (None, *your_face.add_photos(_face(request), files, delete))
 
 
-def face_free(sess: Any) -> None:
+def face_clear(request: gr.Request) -> tuple[str, str]:
+    from sua_demo.ui import your_face
+
+    return your_face.clear_photos(_face(request))
+
+
+def face_free(request: gr.Request) -> None:
     """Runs unqueued at the click: a second run while this session's first still runs is refused at once, with
-    the reason, instead of waiting in the queue to run again."""
-    if sess is not None and sess.busy.locked():
-        raise gr.Error("a run of yours is already going; wait for it to finish or press Stop", print_exception=False)
+    the reason, instead of waiting in the queue to run again; otherwise the run is armed, so a Stop pressed while
+    it waits for its turn keeps it from starting."""
+    from sua_demo.ui import your_face
+
+    try:
+        your_face.arm(_face(request))
+    except SuaError as err:
+        raise gr.Error(str(err), print_exception=False) from None
+
+
+def face_stop(request: gr.Request) -> str:
+    from sua_demo.ui import your_face
+
+    return your_face.stop(_face(request))
+
+
+def face_forget(request: gr.Request) -> None:
+    """The tab closed (Gradio's unload): this session's photos and report go now, and a run of it stops."""
+    state().faces.drop(caller(request))
 
 
 @handler
@@ -240,12 +292,12 @@ def face_invent() -> tuple[str, ...]:
 
 
 @handler
-def face_run(sess: Any, name: str, birthplace: str, occupation: str, hobby: str, food: str, method: str):  # type: ignore[no-untyped-def]
+def face_run(name: str, birthplace: str, occupation: str, hobby: str, food: str, method: str, request: gr.Request):  # type: ignore[no-untyped-def]
     """Teach, check, unlearn and attack this session's person, each step as it lands."""
     from sua_demo.ui import your_face
 
     facts = {"birthplace": birthplace, "occupation": occupation, "hobby": hobby, "food": food}
-    yield from your_face.run(state().engine, sess, name or "", {k: v or "" for k, v in facts.items()}, method)
+    yield from your_face.run(state().engine, _face(request), name or "", {k: v or "" for k, v in facts.items()}, method)
 
 
 @handler

@@ -1,10 +1,12 @@
 """The Your face tab: a visitor's photos, kept in their own browser session's memory and nowhere else, a made-up
 person's facts, and one lifecycle run at a time per session (`sua_demo/lifecycle.py`), shown step by step.
 
-Privacy, by construction: a photo is read into memory and its uploaded file deleted at once, so the server's
-file routes hold nothing of it; thumbnails are inline images inside the page; the models taught on it live only
-while the run does. Gradio's per-session state holds the rest and drops it when the tab closes, or after
-`IDLE_SECONDS` without a change. Only step timings are logged.
+Privacy, by construction: a photo is read into memory and its uploaded file deleted at once (only a file uploaded
+to this server is ever deleted, never a file the server made, whatever path a caller names), so the server's file
+routes hold nothing of it; thumbnails are inline images inside the page; the models taught on it live only while
+the run does. The photos and the last report live in `FaceSessions`, keyed by the browser session, not in Gradio's
+session state: they are dropped when the tab closes (Gradio's unload event, which also drops the page's copy of
+the thumbnails) or after `IDLE_SECONDS` without use. Only step timings are logged.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import html
 import io
 import logging
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,7 @@ FACTS = tuple(FACT_POOLS)
 PRIVACY = (
     "**Your photos stay yours.** They are held in this browser tab's session only, in memory: each uploaded file is "
     "read and deleted at once, nobody else's page or API call can reach them, and they and the models taught on "
-    "them are gone when you close the tab, or after 30 minutes without use. Only how long each step took is logged."
+    "them are dropped as the tab closes, or after 30 minutes without use. Only how long each step took is logged."
 )
 HELP = (
     f"Give {MIN_PHOTOS}–{MAX_PHOTOS} photos of one face (4 or more is better), a made-up name and four facts, or "
@@ -60,20 +63,56 @@ COLUMNS = {
 
 @dataclass
 class FaceSession:
-    """One browser session's photos and its last report; `busy` refuses a second run while one runs."""
+    """One browser session's photos and its last report; `busy` refuses a second run while one runs; `queued` is
+    set at the click, so that a Stop pressed while the run waits for the heavy-job slot keeps it from starting."""
 
     photos: list[Image.Image] = field(default_factory=list)
     report: EnrolReport | None = None
     busy: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)
+    queued: bool = False
+    used: float = field(default_factory=time.monotonic)
 
 
 def forget(sess: FaceSession | None) -> None:
-    """Gradio's delete callback: the session ended or sat idle; its photos and report go."""
+    """The session ended or sat idle: its photos and report go, and a run of it stops after its current step."""
     if sess is not None:
         sess.photos.clear()
         sess.report = None
         sess.stop.set()
+
+
+class FaceSessions:
+    """Every browser session's FaceSession, by session key. `drop` at the tab's unload; `get` also drops the
+    sessions idle for more than `idle` seconds (a tab whose unload never came: a crashed browser, a lost network)."""
+
+    def __init__(self, idle: float = IDLE_SECONDS) -> None:
+        self.idle = idle
+        self._by_key: dict[str, FaceSession] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> FaceSession:
+        now = time.monotonic()
+        with self._lock:
+            stale = [k for k, s in self._by_key.items() if now - s.used > self.idle and not s.busy.locked()]
+            for k in stale:
+                forget(self._by_key.pop(k))
+            sess = self._by_key.setdefault(key, FaceSession())
+            sess.used = now
+            return sess
+
+    def drop(self, key: str) -> None:
+        with self._lock:
+            forget(self._by_key.pop(key, None))
+
+    def keys(self) -> set[str]:
+        with self._lock:
+            return set(self._by_key)
+
+    def holding(self) -> int:
+        """How many sessions hold photos or a report (what the privacy tests count)."""
+        with self._lock:
+            return sum(bool(s.photos or s.report) for s in self._by_key.values())
 
 
 def _paths(files: Any) -> list[str]:
@@ -83,9 +122,9 @@ def _paths(files: Any) -> list[str]:
     return [str(getattr(f, "name", f)) for f in items]
 
 
-def add_photos(sess: FaceSession | None, files: Any) -> tuple[FaceSession, str, str]:
-    """Read each uploaded file into memory by the image rules, then delete it; (session, thumbnails, note)."""
-    sess = sess or FaceSession()
+def add_photos(sess: FaceSession, files: Any, delete: Callable[[str], None]) -> tuple[str, str]:
+    """Read each file into memory by the image rules, then hand it to `delete`, which removes it only if it was
+    uploaded (never a file the server made and serves to others); (thumbnails, note)."""
     notes = []
     for path in _paths(files):
         try:
@@ -97,15 +136,14 @@ def add_photos(sess: FaceSession | None, files: Any) -> tuple[FaceSession, str, 
         except SuaError as err:
             notes.append(f"a photo was set aside: {err}")
         finally:
-            Path(path).unlink(missing_ok=True)  # the server keeps no copy of the photo
-    return sess, thumbnails_html(sess.photos), "; ".join(notes)
+            delete(path)  # the server keeps no copy of the photo
+    return thumbnails_html(sess.photos), "; ".join(notes)
 
 
-def clear_photos(sess: FaceSession | None) -> tuple[FaceSession, str, str]:
-    sess = sess or FaceSession()
+def clear_photos(sess: FaceSession) -> tuple[str, str]:
     sess.photos.clear()
     sess.report = None
-    return sess, thumbnails_html([]), ""
+    return thumbnails_html([]), ""
 
 
 def thumbnails_html(photos: list[Image.Image]) -> str:
@@ -206,22 +244,33 @@ def verdicts_html(report: EnrolReport) -> str:
     return "".join(verdict_html(v, ROLES[k], {**NAMES, "reading": face_reading(v)}) for k, v in report.verdicts.items())
 
 
+def arm(sess: FaceSession) -> None:
+    """At the click, before the run waits for its turn: a fresh stop flag, and the run marked as queued."""
+    if sess.busy.locked():
+        raise SuaError("a run of yours is already going; wait for it to finish or press Stop")
+    sess.stop = threading.Event()
+    sess.queued = True
+
+
 def run(
-    engine: Engine, sess: FaceSession | None, name: str, facts: dict[str, str], method: str = "idk"
+    engine: Engine, sess: FaceSession, name: str, facts: dict[str, str], method: str = "idk"
 ) -> Iterator[tuple[str, str, str, str]]:
     """(status, steps table, verdicts, story tables) after each step; a `SuaError` for input that cannot run, with
-    nothing lost: the photos stay in the session."""
-    sess = sess or FaceSession()
+    nothing lost: the photos stay in the session. A run stopped while it waited does not start; a run whose page
+    went away (the generator closed) stops after its current step."""
     if not sess.busy.acquire(blocking=False):
         raise SuaError("a run of yours is already going; wait for it to finish or press Stop")
+    sess.queued = False
     try:
+        if sess.stop.is_set():
+            yield "stopped before it started: nothing was taught", "", "", ""
+            return
         photos, notes = usable_photos(list(sess.photos))
         vanilla = engine.session("vanilla")
         name, facts = check_visitor(name, facts, vanilla.adapter.tokenizer)
         with vanilla.attack_lock:  # a private copy: nothing this run does touches the model others use
             before = vanilla.adapter.clone()
         shipped = engine.session("idk").shipped_noise
-        sess.stop.clear()
         visitor = Visitor(name, facts, photos)
         note = " ".join(notes)
         yield f"teaching {html.escape(name)}… {note}", steps_html([], "teach"), "", ""
@@ -245,12 +294,18 @@ def run(
         total = sum(s.seconds for s in report.steps)
         stories = "".join(f"<h4>{k} δ</h4>{story_html(report, k)}" for k in report.answers)
         yield f"done in {total:.0f} s. {note}", steps_html(report.steps), verdicts_html(report), stories
+    except GeneratorExit:
+        sess.stop.set()  # the page went away: the worker stops after its current step
+        raise
     finally:
         sess.busy.release()
 
 
-def stop(sess: FaceSession | None) -> str:
-    if sess is None or not sess.busy.locked():
+def stop(sess: FaceSession) -> str:
+    if sess.queued and not sess.busy.locked():
+        sess.stop.set()
+        return "stopped before it started: nothing was taught"
+    if not sess.busy.locked():
         return "nothing is running to stop"
     sess.stop.set()
     return "stopping after the current step…"

@@ -1,0 +1,100 @@
+"""Bounded disk for a public server. Gradio keeps every upload (up to the 20 MB a file it accepts) until its
+hourly cache sweep, and its sweep leaves the folder of each file it deletes behind; on a Space visited all day
+both add up. The sweeper here removes uploads after `UPLOAD_TTL_S`, the oldest first whenever they pass
+`UPLOAD_BUDGET` bytes, and the empty folders and empty temporary files left in Gradio's cache."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+UPLOAD_TTL_S = 600.0  # an upload is used within seconds of arriving; a noise file kept in the page, for ten minutes
+UPLOAD_BUDGET = 200 * 2**20  # bytes of uploads held at once, at most ten files of the largest size accepted
+SWEEP_EVERY_S = 30.0
+LITTER_AGE_S = 60.0  # an empty folder or file younger than this may be an upload on its way in
+
+
+class UploadSweeper:
+    """Sweeps `folder` (Gradio's cache) of the uploads `blocks` recorded, and of empty litter, every SWEEP_EVERY_S."""
+
+    def __init__(self, blocks: Any, folder: str | Path, ttl: float = UPLOAD_TTL_S, budget: int = UPLOAD_BUDGET):
+        self.blocks, self.folder, self.ttl, self.budget = blocks, Path(folder), ttl, budget
+        self._stop = threading.Event()
+
+    def sweep(self) -> int:
+        """One pass; how many files and folders it removed."""
+        now = time.time()
+        uploads = []
+        for name in list(self.blocks.upload_file_set):
+            try:
+                stat = Path(name).stat()
+            except OSError:
+                self.blocks.upload_file_set.discard(name)  # already gone (read and deleted by Your face)
+                continue
+            uploads.append((stat.st_mtime, stat.st_size, name))
+        uploads.sort()
+        held = sum(size for _, size, _ in uploads)
+        removed = 0
+        for mtime, size, name in uploads:
+            if now - mtime <= self.ttl and held <= self.budget:
+                break  # the rest are newer
+            held -= size
+            removed += self._remove(Path(name))
+            self.blocks.upload_file_set.discard(name)
+        return removed + self._litter(now)
+
+    def _litter(self, now: float) -> int:
+        """Empty temporary files and empty folders directly in the cache, older than LITTER_AGE_S."""
+        removed = 0
+        if not self.folder.is_dir():
+            return 0
+        for entry in self.folder.iterdir():
+            try:
+                stat = entry.stat()
+                if now - stat.st_mtime < LITTER_AGE_S:
+                    continue
+                if entry.is_dir() and _gradio_folder(entry.name) and not any(entry.iterdir()):
+                    entry.rmdir()
+                    removed += 1
+                elif entry.is_file() and entry.name.startswith("tmp") and stat.st_size == 0:
+                    entry.unlink()
+                    removed += 1
+            except OSError:
+                continue  # taken or filled meanwhile
+        return removed
+
+    def _remove(self, path: Path) -> int:
+        try:
+            path.unlink()
+        except OSError:
+            return 0
+        try:
+            path.parent.rmdir()
+        except OSError:
+            pass
+        return 1
+
+    def start(self) -> UploadSweeper:
+        threading.Thread(target=self._run, name="sua-upload-sweep", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(SWEEP_EVERY_S):
+            try:
+                if n := self.sweep():
+                    log.info("upload sweep: %d files or folders removed", n)
+            except Exception as err:  # a sweep that fails must not end the server; the next one tries again
+                log.warning("upload sweep failed: %s", type(err).__name__)
+
+
+def _gradio_folder(name: str) -> bool:
+    """Gradio names each cached file's folder by the file's 64-hex-digit hash; its other folders are its own."""
+    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)

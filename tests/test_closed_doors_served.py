@@ -1,0 +1,252 @@
+"""Closed doors through the served app (issue 39): a visitor's photos are gone from every route once their tab
+closes, a page-only event deletes no file the server made, and one caller cannot stop another's run. Each case
+also checks that the server still answers."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from gradio_client import Client
+
+pytestmark = pytest.mark.slow  # the served app
+
+
+def get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def post_json(url: str, body: dict) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def upload(app_url: str, name: str, data: bytes) -> str:
+    """POST a file to Gradio's /upload as a browser does; the server path it was stored at."""
+    boundary = "sua-boundary"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    req = urllib.request.Request(
+        app_url + "gradio_api/upload", data=body, headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    )
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())[0]
+
+
+def page_event(app_url: str, elem_id: str, trigger: str, data: list, session: str) -> list:
+    """Call a page-only event (no api_name) the way a hostile caller can: by its index, through the queue."""
+    config = json.loads(get(app_url + "config")[1])
+    ids = {c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == elem_id}
+    index = next(
+        i
+        for i, dep in enumerate(config["dependencies"])
+        if any(t[0] in ids and t[1] == trigger for t in dep["targets"])
+    )
+    fn = config["dependencies"][index].get("id", index)
+    post_json(app_url + "gradio_api/queue/join", {"data": data, "fn_index": fn, "session_hash": session})
+    with urllib.request.urlopen(app_url + f"gradio_api/queue/data?session_hash={session}", timeout=120) as stream:
+        for line in stream:
+            if line.startswith(b"data:"):
+                msg = json.loads(line[5:])
+                if msg.get("msg") == "process_completed":
+                    return msg.get("output", {}).get("data", [])
+    raise AssertionError("the event never completed")
+
+
+def photo_bytes() -> bytes:
+    import io
+
+    from sua_demo.config import BenchConfig
+    from sua_demo.enrol.visitor import procedural_photos
+
+    buf = io.BytesIO()
+    procedural_photos(5, BenchConfig(), 1)[0].resize((128, 128)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def still_up(app_url: str) -> None:
+    table, *_ = Client(app_url, verbose=False).predict("idk", "5", 5, api_name="/answer")
+    assert table.count("<tr>") == 6
+
+
+def file_data(path: str) -> dict:
+    return {"path": path, "meta": {"_type": "gradio.FileData"}, "orig_name": path.rsplit("/", 1)[-1]}
+
+
+# -- 2. a visitor's photos: gone when the tab closes; no deep link ----------------------------------------------
+def test_the_deep_link_route_is_closed(app_url):
+    code, body = get(app_url + "gradio_api/deep_link?session_hash=anything")
+    assert code == 404 and b"keeps no copy" in body
+    still_up(app_url)
+
+
+# -- 3. a page-only event deletes no file the server made -----------------------------------------------------
+def test_the_photo_upload_event_deletes_uploads_only_and_never_a_server_file(app_url):
+    from pathlib import Path
+
+    client = Client(app_url, verbose=False, download_files=False)
+    preview = client.predict("idk", "5", 5, api_name="/answer")[2][0]["image"]["path"]  # a file handed to anyone
+    assert get(app_url + f"gradio_api/file={preview}")[0] == 200
+    said = page_event(app_url, "face-files", "upload", [[file_data(preview)]], "hostile-1")
+    assert Path(preview).is_file() and get(app_url + f"gradio_api/file={preview}")[0] == 200, said
+    from sua_demo.ui.tools import state
+
+    state().faces.drop("hostile-1")  # (it read the preview as a photo of its own: harmless, and now dropped)
+
+    mine = upload(app_url, "me.png", photo_bytes())  # a real upload is read, then removed with its folder
+    page_event(app_url, "face-files", "upload", [[file_data(mine)]], "visitor-1")
+    assert not Path(mine).exists() and not Path(mine).parent.exists()
+    assert get(app_url + f"gradio_api/file={mine}")[0] in (403, 404)
+    assert len(state().faces.get("visitor-1").photos) == 1  # it was read into that session's memory
+    state().faces.drop("visitor-1")
+    still_up(app_url)
+
+
+def test_a_closed_tab_leaves_no_photo_in_any_session_route_or_file(app_url, tmp_path):
+    """The browser's own close: the unload event drops the session's photos and Gradio's copy of its page."""
+    from test_browser import CHROMIUM, browser  # noqa: F401
+
+    if CHROMIUM is None:
+        pytest.skip("needs chromium (apt-get install chromium; .ci/run does)")
+    from playwright.sync_api import expect, sync_playwright
+    from test_browser import ARGS
+
+    from sua_demo.ui.tools import state
+
+    paths = []
+    for i in range(3):
+        paths.append(tmp_path / f"me{i}.png")
+        paths[-1].write_bytes(photo_bytes())
+    holding_before, keys_before = state().faces.holding(), state().faces.keys()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = b.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(app_url)
+        page.get_by_role("tab", name="Your face").click()
+        page.locator("#face-files input[type=file]").set_input_files([str(q) for q in paths])
+        expect(page.locator("#face-thumbs img")).to_have_count(3, timeout=60_000)
+        assert state().faces.holding() == holding_before + 1
+        holders = [k for k in state().faces.keys() - keys_before if state().faces.get(k).photos]
+        assert len(holders) == 1 and holders[0] in _state_holder(app_url)  # this tab's session, and its page
+        page.close()
+        deadline = time.monotonic() + 30
+        while state().faces.holding() > holding_before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        b.close()
+    assert state().faces.holding() == holding_before, "the photos outlived the tab"
+    demo_holder = _state_holder(app_url)
+    for key in holders:
+        assert key not in demo_holder, "Gradio still keeps the closed tab's page (its thumbnails)"
+        assert state().faces.get(key).photos == []  # a later call with the same session finds nothing
+        state().faces.drop(key)
+    still_up(app_url)
+
+
+def _served_blocks(app_url: str):
+    """The Blocks the session's app fixture serves (it launched in this process)."""
+    import gc
+
+    import gradio as gr
+
+    for obj in gc.get_objects():
+        if isinstance(obj, gr.Blocks) and getattr(obj, "local_url", None) == app_url:
+            return obj
+    raise AssertionError("the served Blocks was not found")
+
+
+def _state_holder(app_url: str) -> dict:
+    return _served_blocks(app_url).state_holder.session_data
+
+
+# -- 4. stop belongs to the caller who started the run; one heavy job at a time -------------------------------
+OPTIMISE = {"model": "idk", "eps": 16, "steps": 300, "denoiser": "gaussian", "stealth": 100}
+
+
+def _text(result) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+async def _two_mcp_clients(url: str) -> tuple[str, str, str, str]:
+    import asyncio
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async with (
+        streamablehttp_client(url + "gradio_api/mcp/") as (ra, wa, _),
+        ClientSession(ra, wa) as a,
+        streamablehttp_client(url + "gradio_api/mcp/") as (rb, wb, _),
+        ClientSession(rb, wb) as b,
+    ):
+        await a.initialize()
+        await b.initialize()
+        run = asyncio.create_task(a.call_tool("optimise", {**OPTIMISE, "run": "a-secret-7f3e"}))
+        await asyncio.sleep(8)  # a's run is under way
+        by_b = [_text(await b.call_tool("stop", args)) for args in ({}, {"run": "a-secret"}, {"run": ""})]
+        await asyncio.sleep(2)
+        by_a = _text(await a.call_tool("stop", {"run": "a-secret-7f3e"}))
+        result = _text(await asyncio.wait_for(run, 300))
+        after = _text(await b.call_tool("stop", {"run": "a-secret-7f3e"}))
+        return by_b, by_a, result, after
+
+
+def test_two_mcp_clients_cannot_stop_each_others_run(app_url):
+    import asyncio
+
+    pytest.importorskip("mcp")
+    by_b, by_a, result, after = asyncio.run(_two_mcp_clients(app_url))
+    nothing, wrong = "nothing is running to stop", "no run of yours with that id is running"
+    assert by_b == [nothing, wrong, nothing], by_b  # b can neither stop a's run nor guess its name
+    assert "stopping after the current step" in by_a, by_a  # a stops its own, by the name it gave it
+    assert "stopped early" in result and "300 steps" not in result, result
+    assert "no run of yours with that id is running" in after  # it is over: nothing left to stop
+    still_up(app_url)
+
+
+def _sse_events(url: str):
+    with urllib.request.urlopen(url, timeout=300) as stream:
+        for line in stream:
+            if line.startswith(b"data:"):
+                yield json.loads(line[5:])
+
+
+def test_a_rest_caller_stops_its_own_run_by_its_id_and_nobody_elses(app_url):
+    import re
+
+    body = {"data": ["idk", 16, 300, "gaussian", 100, ""]}
+    event = post_json(app_url + "gradio_api/call/optimise", body)["event_id"]
+    events = _sse_events(app_url + f"gradio_api/call/optimise/{event}")
+    first = next(events)
+    run = re.search(r"run ([\w-]+)", json.dumps(first)).group(1)
+
+    def stop(run_id: str) -> str:
+        said = post_json(app_url + "gradio_api/call/stop", {"data": [run_id]})["event_id"]
+        return json.dumps(next(_sse_events(app_url + f"gradio_api/call/stop/{said}")))
+
+    assert "nothing is running to stop" in stop("")  # a plain REST call has no session: it names its run
+    assert "no run of yours with that id" in stop(run[:-2] + "xx")  # a guess stops nothing
+    assert "stopping after the current step" in stop(run)
+    last = [e for e in events][-1]
+    assert "stopped early" in json.dumps(last), last
+    still_up(app_url)
+
+
+def test_every_heavy_job_shares_one_slot_of_one(app_url):
+    fns = list(_served_blocks(app_url).fns.values())
+    heavy = {f.name for f in fns if f.concurrency_id == "heavy"}
+    assert {"optimise", "optimise_on_page", "audit", "face_run"} <= heavy, heavy
+    assert {f.concurrency_limit for f in fns if f.concurrency_id == "heavy"} == {1}
