@@ -11,7 +11,7 @@ import gradio as gr
 
 from sua_demo.request import Request
 from sua_demo.ui import tools
-from sua_demo.ui.gradio_glue import FileInput, PhotoInput, handler, shown
+from sua_demo.ui.gradio_glue import FileInput, PhotoInput, PublicBlocks, handler, shown
 from sua_demo.ui.launch import HEAVY
 
 STILL = {"allow_preview": False, "object_fit": "contain"}  # galleries to look at, not to browse
@@ -27,7 +27,7 @@ def build_app() -> gr.Blocks:
     from sua_demo.ui.session import defaults
 
     d, state = defaults(tools.state()), tools.state
-    with gr.Blocks(title=text.TITLE, delete_cache=CACHE_SWEEP) as demo:
+    with PublicBlocks(title=text.TITLE, delete_cache=CACHE_SWEEP) as demo:
         gr.Markdown(f"# {text.TITLE}\n{text.GUIDE}", elem_classes="guide")
         optimised, loaded = gr.State(None), gr.State(d.model)
         with gr.Tabs(overflow_behavior="wrap"):  # on a phone every tab shows, none hides in a menu

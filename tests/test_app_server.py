@@ -81,8 +81,8 @@ def test_bad_numbers_and_names_are_refused_with_a_message(client, kw, message):
     "api, data, message",
     [
         ("answer", '["idk", "5", NaN, null, "", "shipped", null, "gaussian", "", ""]', "photo must be"),
-        ("optimise", '["idk", 16, NaN, "gaussian", 100]', "steps must be"),
-        ("optimise", '["idk", 16, 5, "gaussian", NaN]', "stealth weight must be"),
+        ("optimise", '["idk", 16, NaN, "gaussian", 100, ""]', "steps must be"),
+        ("optimise", '["idk", 16, 5, "gaussian", NaN, ""]', "stealth weight must be"),
     ],
 )
 def test_nan_through_the_raw_api_is_refused_with_a_message(app_url, client, api, data, message):

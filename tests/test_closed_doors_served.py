@@ -250,3 +250,56 @@ def test_every_heavy_job_shares_one_slot_of_one(app_url):
     heavy = {f.name for f in fns if f.concurrency_id == "heavy"}
     assert {"optimise", "optimise_on_page", "audit", "face_run"} <= heavy, heavy
     assert {f.concurrency_limit for f in fns if f.concurrency_id == "heavy"} == {1}
+
+
+# -- 7. raw library text never reaches a caller ---------------------------------------------------------------------
+def _call(app_url: str, api: str, data: list) -> str:
+    event = post_json(app_url + f"gradio_api/call/{api}", {"data": data})["event_id"]
+    with urllib.request.urlopen(app_url + f"gradio_api/call/{api}/{event}", timeout=300) as r:
+        return r.read().decode()
+
+
+FILE = {"path": "x" * 5000, "meta": {"_type": "gradio.FileData"}}
+REST = ["", "shipped", None, "gaussian", "", ""]
+RAW = ("<class", "object at 0x", "pydantic", "Errno", "Cannot move", "Traceback", "/work/", "/tmp/")
+
+
+@pytest.mark.parametrize(
+    "api, data, words",
+    [
+        ("load_model", ["idk", "", "nobody"], "'nobody' is not one of the choices; choose one of 'unseen by δ'"),
+        ("answer", ["idk", "5", 5], "answer takes 10 values (model, person, photo, upload"),
+        ("answer", ["idk", "5", "abc", None, *REST], "an input is not in a form it takes"),
+        ("answer", ["idk", "5", 5, FILE, *REST], "an input is not in a form it takes"),
+        ("answer", ["idk", "5", 5, {"url": "ftp://x"}, *REST], "your photo: give a file as the path"),
+        ("answer", ["idk", "5", 5, None, "", "uploaded", {"path": "/etc/passwd"}, "gaussian", "", ""], "not in a form"),
+    ],
+)
+def test_gradios_own_refusals_reach_callers_in_our_words(app_url, api, data, words):
+    said = _call(app_url, api, data)
+    assert "event: error" in said and words in said.replace("\\u03b4", "δ"), said
+    assert not any(raw in said for raw in RAW), said
+    still_up(app_url)
+
+
+def test_an_unknown_api_name_is_a_404_that_names_the_real_ones(app_url):
+    req = urllib.request.Request(
+        app_url + "gradio_api/call/nonexistent", data=b'{"data": []}', headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=60)
+    body = err.value.read().decode()
+    assert err.value.code == 404 and "no API named 'nonexistent'" in body and "answer" in body and "stop" in body
+    still_up(app_url)
+
+
+def test_a_huge_request_writes_no_huge_log_line(app_url, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    said = _call(app_url, "answer", ["idk", "9" * 2_000_000, 5, None, *REST])
+    assert "event: error" in said
+    assert any("user error in answer" in r.getMessage() for r in caplog.records)  # it was logged, and short:
+    longest = max(len(r.getMessage()) for r in caplog.records)
+    assert longest < 2_000, longest
+    still_up(app_url)

@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 import inspect
 import logging
+import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +25,19 @@ gpu: Callable = importlib.import_module("spaces").GPU if importlib.util.find_spe
 log = logging.getLogger("sua.app")
 
 
+FILE_FORM = "give a file as the path that /gradio_api/upload returned for it (gradio_client's handle_file does this)"
+
+
 class PhotoInput(gr.Image):
     """gr.Image's preview, webcam and paste, but the file reaches sua_demo.images.read_image untouched: Gradio would
     decode it with PIL first, before our checks (bombs, strips, formats) could give their one-line reasons."""
 
     def preprocess(self, payload: Any) -> str | None:
-        return None if payload is None else str(payload.path)
+        if payload is None:
+            return None
+        if not getattr(payload, "path", None):
+            raise gr.Error(f"{self.label or 'the photo'}: {FILE_FORM}", print_exception=False)
+        return str(payload.path)
 
     def get_block_name(self) -> str:  # the browser side is gr.Image's own
         return "image"
@@ -48,6 +56,57 @@ class FileInput(gr.File):
 
     def get_block_name(self) -> str:  # the browser side is gr.File's own
         return "file"
+
+
+CHOICE = re.compile(  # Gradio's refusal of a value that is not among a box's choices
+    r"Value: (?P<value>.*?)(?: \(type: <class '\w+'>\))? is not in the list of choices: (?P<choices>\[.*\])$", re.S
+)
+
+
+class PublicBlocks(gr.Blocks):
+    """gr.Blocks whose answers to API and MCP callers are in the app's words: Gradio's own checks of an input
+    (a value not among the choices, too few values, a file path it cannot take, a payload its models reject)
+    would otherwise send its internal text, with object reprs, pydantic links or server paths, to the caller."""
+
+    def validate_inputs(self, block_fn: Any, inputs: list[Any]) -> None:
+        if len(inputs) < len(block_fn.inputs):
+            from gradio.utils import get_function_params
+
+            names = [name for name, *_ in get_function_params(block_fn.fn)] if block_fn.fn else []
+            wanted = ", ".join(names[: len(block_fn.inputs)]) or "see /gradio_api/info"
+            raise gr.Error(
+                f"{block_fn.name} takes {len(block_fn.inputs)} values ({wanted}); {len(inputs)} were given. "
+                "Give every value, or call it with gradio_client, which fills in the defaults.",
+                print_exception=False,
+            )
+
+    async def preprocess_data(self, block_fn: Any, inputs: list[Any], state: Any, explicit_call: bool = False) -> Any:
+        try:
+            return await super().preprocess_data(block_fn, inputs, state, explicit_call)
+        except gr.Error as err:
+            raise gr.Error(_our_words(str(err.message)), print_exception=False) from None
+        except (ValueError, TypeError, OSError) as err:  # pydantic's ValidationError is a ValueError
+            log.warning("input refused in %s: %s", block_fn.name, type(err).__name__)
+            raise gr.Error(
+                f"{block_fn.name}: an input is not in a form it takes (numbers as numbers, choices as one of those "
+                f"listed, files as below); /gradio_api/info gives each input's form. {FILE_FORM}",
+                print_exception=False,
+            ) from None
+
+
+def _our_words(message: str) -> str:
+    """Gradio's 'Value: x (type: <class 'str'>) is not in the list of choices: [...]' as a sentence naming them."""
+    said = CHOICE.match(message.strip())
+    if said is None:
+        return message
+    value = said["value"].strip()[:60]
+    try:
+        import ast
+
+        choices = ", ".join(repr(c) for c in ast.literal_eval(said["choices"])[:12])
+    except (ValueError, SyntaxError):
+        choices = said["choices"][:300]
+    return f"{value} is not one of the choices; choose one of {choices}"
 
 
 PRIVATE = ("face_",)  # handlers whose errors may quote what a visitor typed about their person: logged by kind

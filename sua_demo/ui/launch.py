@@ -7,6 +7,7 @@ import atexit
 import importlib.util
 import logging
 import os
+import re
 import shutil
 import signal
 import threading
@@ -75,23 +76,42 @@ def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = Non
 
 
 class ClosedRoutes:
-    """ASGI middleware that answers 404 on the Gradio routes this app does not use and that would keep a visitor's
-    page: `deep_link` writes a session's component values (a visitor's thumbnails among them) to a file anyone with
-    its link can read, which outlives the session and the server."""
+    """ASGI middleware in front of Gradio's routes. It answers 404 on the routes this app does not use and that
+    would keep a visitor's page (`deep_link` writes a session's component values, a visitor's thumbnails among
+    them, to a file anyone with its link can read, and which outlives the session and the server), and on a call
+    to an API name that does not exist (Gradio answers that with a bare 500), naming the ones that do."""
 
     CLOSED = ("/gradio_api/deep_link",)
+    CALLS = re.compile(r"/gradio_api/(?:call|run|api)/(?P<name>[^/]+)/?$")
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") == "http" and scope.get("path", "").rstrip("/").endswith(self.CLOSED):
-            from starlette.responses import PlainTextResponse
+        if scope.get("type") == "http":
+            path = scope.get("path", "")
+            said = None
+            if path.rstrip("/").endswith(self.CLOSED):
+                said = "not served here: this app keeps no copy of a page"
+            elif (call := self.CALLS.search(path)) and scope.get("method") == "POST":
+                names = _api_names(scope.get("app"))
+                if names and call["name"] not in names:
+                    said = f"no API named {call['name'][:60]!r}; the API has {', '.join(sorted(names))}"
+            if said is not None:
+                from starlette.responses import JSONResponse
 
-            closed = PlainTextResponse("not served here: this app keeps no copy of a page", status_code=404)
-            await closed(scope, receive, send)
-            return
+                await JSONResponse({"error": said}, status_code=404)(scope, receive, send)
+                return
         await self.app(scope, receive, send)
+
+
+def _api_names(app: Any) -> set[str]:
+    """The public API names of the Blocks `app` serves (empty when it cannot tell: then Gradio answers)."""
+    try:
+        fns = app.get_blocks().fns.values()
+    except AttributeError:
+        return set()
+    return {f.api_name for f in fns if f.api_name and getattr(f, "api_visibility", "public") == "public"}
 
 
 def _middleware(cls: type) -> Any:
