@@ -303,3 +303,40 @@ def test_a_huge_request_writes_no_huge_log_line(app_url, caplog):
     longest = max(len(r.getMessage()) for r in caplog.records)
     assert longest < 2_000, longest
     still_up(app_url)
+
+
+# -- 8. MCP: a noise can be given as base64 or as the URL of a noise this server serves ------------------------------
+async def _noise_over_mcp(url: str) -> tuple[str, str, str]:
+    import base64
+    import re
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    from sua_demo.config import CHECKPOINTS
+
+    shipped = (CHECKPOINTS / "noise" / "idk" / "delta_split0.safetensors").read_bytes()
+    as_base64 = "data:application/octet-stream;base64," + base64.b64encode(shipped).decode()
+    ask = {"model": "idk", "person": "2", "photo": 5, "noise_source": "uploaded"}
+    async with streamablehttp_client(url + "gradio_api/mcp/") as (r, w, _), ClientSession(r, w) as s:
+        await s.initialize()
+        by_base64 = await s.call_tool("answer", {**ask, "noise_file": as_base64})
+        made = _text(await s.call_tool("optimise", {**OPTIMISE, "steps": 5}))
+        served = re.findall(r"https?://[^'\"\s]+_last_[0-9a-f]+\.safetensors", made)
+        assert served, made[-3000:]
+        served = served[0]
+        by_url = await s.call_tool("answer", {**ask, "noise_file": served})
+        elsewhere = await s.call_tool("answer", {**ask, "noise_file": "http://10.0.0.1/noise.safetensors"})
+    said = [("error: " if r.isError else "") + _text(r) for r in (by_base64, by_url, elsewhere)]
+    return said[0], said[1], said[2]
+
+
+def test_an_mcp_client_can_give_a_noise_as_base64_or_as_a_served_url(app_url):
+    import asyncio
+
+    pytest.importorskip("mcp")
+    by_base64, by_url, elsewhere = asyncio.run(_noise_over_mcp(app_url))
+    assert not by_base64.startswith("error") and "unlearned + δ" in by_base64 and "uploaded noise" in by_base64
+    assert not by_url.startswith("error") and "unlearned + δ" in by_url and "uploaded noise" in by_url
+    assert elsewhere.startswith("error") and "/tmp/" not in elsewhere  # no fetch from other hosts, in one sentence
+    still_up(app_url)

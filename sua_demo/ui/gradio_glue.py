@@ -16,7 +16,6 @@ from typing import Any
 
 import gradio as gr
 from gradio.utils import NamedString
-from gradio_client.utils import is_valid_file
 
 from sua_demo.errors import SuaError
 
@@ -44,14 +43,14 @@ class PhotoInput(gr.Image):
 
 
 class FileInput(gr.File):
-    """gr.File as the app takes files in: by path, checked for type, but without the empty temporary file Gradio's
-    own file box leaves in its cache for every file it is given (one per photo, never removed)."""
+    """gr.File as the app takes files in: by path, without the empty temporary file Gradio's own file box leaves in
+    its cache for every file it is given (one per photo, never removed), and without judging a file by its name:
+    the browser's picker offers `file_types`, and the app's readers check what is inside (a noise sent as base64
+    over MCP arrives under a name with no extension)."""
 
     def _process_single_file(self, f: Any) -> Any:
         if self.type != "filepath":
             return super()._process_single_file(f)
-        if self.file_types and not is_valid_file(f.path, self.file_types):
-            raise gr.Error(f"not a file this box takes: choose one of {', '.join(self.file_types)}")
         return NamedString(f.path)
 
     def get_block_name(self) -> str:  # the browser side is gr.File's own
@@ -81,17 +80,37 @@ class PublicBlocks(gr.Blocks):
             )
 
     async def preprocess_data(self, block_fn: Any, inputs: list[Any], state: Any, explicit_call: bool = False) -> Any:
+        inputs = [_served_as_path(value) for value in inputs]
         try:
             return await super().preprocess_data(block_fn, inputs, state, explicit_call)
         except gr.Error as err:
             raise gr.Error(_our_words(str(err.message)), print_exception=False) from None
         except (ValueError, TypeError, OSError) as err:  # pydantic's ValidationError is a ValueError
-            log.warning("input refused in %s: %s", block_fn.name, type(err).__name__)
+            log.warning("input refused in %s: %s %.300s", block_fn.name, type(err).__name__, err)
             raise gr.Error(
                 f"{block_fn.name}: an input is not in a form it takes (numbers as numbers, choices as one of those "
                 f"listed, files as below); /gradio_api/info gives each input's form. {FILE_FORM}",
                 print_exception=False,
             ) from None
+
+
+SERVED = re.compile(r"^https?://[^/]+(?:/[^?#]*)?/gradio_api/file=(?P<path>[^?#]+)$")
+
+
+def _served_as_path(value: Any) -> Any:
+    """A file given as the URL of a file this server serves (`.../gradio_api/file=<path>`, what `optimise` returns)
+    becomes that path, which Gradio then checks like any other (it must be one this server handed out): Gradio
+    would otherwise try to download it from itself, which its guard against requests to local addresses refuses."""
+    if isinstance(value, list):
+        return [_served_as_path(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    for key in ("path", "url"):
+        if isinstance(value.get(key), str) and (served := SERVED.match(value[key])):
+            from urllib.parse import unquote
+
+            return {**value, "path": unquote(served["path"]), "url": None}
+    return value
 
 
 def _our_words(message: str) -> str:

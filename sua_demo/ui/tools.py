@@ -25,7 +25,8 @@ def load_model(model: str, person: str = "", role_filter: str = "unseen by δ") 
     """Load an unlearned model and list its people.
 
     Args:
-        model: a shipped model (idk, grad_diff, ...), or a folder or Hub id where the server allows it.
+        model: one of the shipped models listed (a model folder or Hub id of your own goes through the page or
+            the REST API, where the server allows it).
         person: the person to keep in view (their number, e.g. "5"); empty for the model's best example.
         role_filter: which people the gallery shows.
     """
@@ -53,7 +54,8 @@ def answer(
         upload: a photo of your own instead of a bench person's.
         question: a question of your own, asked beside the preset ones.
         noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
-        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded' (over MCP: a base64 data URI, or the
+            URL of a noise file this server serves, such as the one `optimise` returns).
         denoiser: the denoiser of the denoised column.
         vanilla: for a model of your own, its version before unlearning (folder or Hub id).
         retrain: for a model of your own, its retrain control (folder or Hub id).
@@ -83,7 +85,8 @@ def verdict(
         photo: the photo shown (the verdict reads all seven).
         upload: a photo of your own: then how many answers δ changed on it.
         noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
-        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded' (over MCP: a base64 data URI, or the
+            URL of a noise file this server serves, such as the one `optimise` returns).
         vanilla: for a model of your own, its version before unlearning.
         retrain: for a model of your own, its retrain control.
         optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
@@ -106,7 +109,8 @@ def embedding_map(
         photo: which of their photos, 0-4 train, 5-6 held out.
         upload: a photo of your own instead.
         noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
-        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded' (over MCP: a base64 data URI, or the
+            URL of a noise file this server serves, such as the one `optimise` returns).
         denoiser: the denoiser of the denoised points.
         optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
     """
@@ -198,7 +202,8 @@ def batch(model: str, noise_source: str = "shipped", noise_file: str | None = No
     Args:
         model: the unlearned model.
         noise_source: shipped, uploaded (noise_file) or optimised.
-        noise_file: a noise .safetensors file, for noise_source 'uploaded'.
+        noise_file: a noise .safetensors file, for noise_source 'uploaded' (over MCP: a base64 data URI, or the
+            URL of a noise file this server serves, such as the one `optimise` returns).
         optimised: the page's optimised noise (not for API callers).
     """
     return state().batch(model, noise_source, noise_file, optimised)
