@@ -95,7 +95,7 @@ class ClosedRoutes:
                 said = "not served here: this app keeps no copy of a page"
             elif (call := self.CALLS.search(path)) and scope.get("method") == "POST":
                 names = _api_names(scope.get("app"))
-                if names and call["name"] not in names:
+                if names and call["name"] not in names | {"predict"}:  # the page's own calls go to run/predict
                     said = f"no API named {call['name'][:60]!r}; the API has {', '.join(sorted(names))}"
             if said is not None:
                 from starlette.responses import JSONResponse
