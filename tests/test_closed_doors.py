@@ -244,3 +244,17 @@ def test_a_log_line_quotes_at_most_log_line_characters():
     record = logging.LogRecord("sua", logging.WARNING, __file__, 1, "user error: %s", ("9" * 2_000_000,), None)
     CappedLines().filter(record)
     assert len(record.getMessage()) < LOG_LINE + 50 and "more characters" in record.getMessage()
+
+
+def test_a_folder_that_needs_remote_code_is_refused_for_that_reason(tmp_path):
+    from sua_demo.models.loading import load_adapter
+
+    folder = tmp_path / "custom"
+    folder.mkdir()
+    config = {"model_type": "sua_unheard_of", "auto_map": {"AutoConfig": "modeling_x.XConfig"}, "architectures": ["X"]}
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "model.safetensors").write_bytes(state_bytes({"w": torch.zeros(1)}))
+    with pytest.raises(SuaError) as err:
+        load_adapter(str(folder))
+    said = str(err.value)
+    assert "trust_remote_code" in said and "never runs" in said and "\n" not in said, said

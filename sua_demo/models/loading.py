@@ -163,6 +163,11 @@ def load_failure(err: BaseException, base: str, local: bool) -> SuaError:
         return SuaError(f"{base} holds no .safetensors weights; only safetensors files are loaded, {CONVERT}")
     if any(isinstance(c, SafetensorError) for c in chain) or "header" in text:
         return SuaError(f"could not load {base}: its weights are truncated or corrupt; save or download it again")
+    if "trust_remote_code" in text or "custom code" in text:
+        return SuaError(
+            f"{base} needs code of its own to load (trust_remote_code), which this app never runs; use a model "
+            "that transformers supports as it is (LLaVA, LLaVA-NeXT, Qwen2-VL, Idefics, Gemma 3)"
+        )
     if any(isinstance(c, json.JSONDecodeError) for c in chain):
         return SuaError(f"could not load {base}: one of its JSON files (config.json ...) is not valid JSON")
     if local:
