@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load as load_tensors
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import save as save_tensors
 
 from sua_demo.errors import SuaError
@@ -68,12 +67,11 @@ def read_state(path: Path) -> dict[str, Any]:
     not ours): the way on is to delete the file and start that build afresh."""
     refused = SuaError(f"{path.name} is not a build state this version wrote; delete it to start that build afresh")
     try:
-        data = path.read_bytes()
-        tensors = load_tensors(data)
-        with_header = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])
-        skeleton = json.loads(with_header["__metadata__"][STATE_KEY])
+        with safe_open(str(path), framework="pt") as f:
+            skeleton = json.loads((f.metadata() or {})[STATE_KEY])
+            tensors = {key: f.get_tensor(key) for key in f.keys()}
         state = _decode(skeleton, tensors)
-    except (SafetensorError, ValueError, KeyError, TypeError, IndexError, RecursionError, OSError) as err:
+    except (SafetensorError, ValueError, KeyError, TypeError, RecursionError, OSError) as err:
         raise refused from err
     if not isinstance(state, dict):
         raise refused

@@ -5,7 +5,6 @@ issue are in test_app_server.py and test_mcp.py, which serve the app once for th
 from __future__ import annotations
 
 import json
-import pickle
 
 import pytest
 import torch
@@ -27,8 +26,9 @@ class Payload:
 
 def _plant(path, marker) -> None:
     """A state file as an attacker would plant it: torch.save's pickle (zip), with the payload inside."""
-    pickle.loads(pickle.dumps(Payload(str(marker))))
-    assert marker.read_text() == "ran"  # the payload is real: unpickled here, on purpose, it ran...
+    run, args = Payload(str(marker)).__reduce__()
+    run(*args)  # what unpickling it would call
+    assert marker.read_text() == "ran"  # the payload is real: called here, on purpose, it ran...
     marker.unlink()  # ...and the build below must not run it again
     torch.save({"step": 1, "seconds": 0.0, "x": Payload(str(marker))}, path)
 

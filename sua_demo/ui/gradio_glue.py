@@ -11,7 +11,6 @@ import logging
 import re
 import secrets
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -233,20 +232,13 @@ def caller(request: Any) -> str:
 
 def delete_if_uploaded(blocks: Any) -> Callable[[str], None]:
     """A function that removes a file only if it came in through this server's upload route (Gradio's
-    `upload_file_set`), then its folder if that is left empty: a caller who names a file the server made (a preview
-    or an export handed to every visitor) gets it read, never deleted."""
+    `upload_file_set`), with its folder: a caller who names a file the server made (a preview or an export handed to
+    every visitor) gets it read, never deleted."""
+    from sua_demo.ui.sweep import remove_upload
 
     def delete(path: str) -> None:
-        uploaded = blocks.upload_file_set
-        if path not in uploaded:
-            return
-        uploaded.discard(path)
-        target = Path(path)
-        target.unlink(missing_ok=True)
-        try:
-            target.parent.rmdir()  # Gradio makes one folder per upload; an empty one is litter
-        except OSError:
-            pass  # another file is still in it
+        if path in blocks.upload_file_set:
+            remove_upload(blocks, path)
 
     return delete
 

@@ -1,6 +1,6 @@
-"""Stop flags for running optimisations: one per caller (a browser session, an MCP client session), and one per run
-under a secret run id, so that an API caller with no session (a plain REST call) can stop its own run, and nobody
-can stop a run they did not start."""
+"""Stop flags for running optimisations: one per caller session (a browser tab, a gradio_client), and one per run
+under its name (the caller's or a new secret id), so that a caller with no session (an MCP client, a plain REST
+call) can stop its own run, and nobody can stop a run they did not start."""
 
 from __future__ import annotations
 

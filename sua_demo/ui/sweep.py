@@ -24,7 +24,6 @@ class UploadSweeper:
 
     def __init__(self, blocks: Any, folder: str | Path, ttl: float = UPLOAD_TTL_S, budget: int = UPLOAD_BUDGET):
         self.blocks, self.folder, self.ttl, self.budget = blocks, Path(folder), ttl, budget
-        self._stop = threading.Event()
 
     def sweep(self) -> int:
         """One pass; how many files and folders it removed."""
@@ -44,8 +43,7 @@ class UploadSweeper:
             if now - mtime <= self.ttl and held <= self.budget:
                 break  # the rest are newer
             held -= size
-            removed += self._remove(Path(name))
-            self.blocks.upload_file_set.discard(name)
+            removed += remove_upload(self.blocks, name)
         return removed + self._litter(now)
 
     def _litter(self, now: float) -> int:
@@ -68,31 +66,34 @@ class UploadSweeper:
                 continue  # taken or filled meanwhile
         return removed
 
-    def _remove(self, path: Path) -> int:
-        try:
-            path.unlink()
-        except OSError:
-            return 0
-        try:
-            path.parent.rmdir()
-        except OSError:
-            pass
-        return 1
-
     def start(self) -> UploadSweeper:
         threading.Thread(target=self._run, name="sua-upload-sweep", daemon=True).start()
         return self
 
-    def stop(self) -> None:
-        self._stop.set()
-
     def _run(self) -> None:
-        while not self._stop.wait(SWEEP_EVERY_S):
+        while True:
+            time.sleep(SWEEP_EVERY_S)
             try:
                 if n := self.sweep():
                     log.info("upload sweep: %d files or folders removed", n)
             except Exception as err:  # a sweep that fails must not end the server; the next one tries again
                 log.warning("upload sweep failed: %s", type(err).__name__)
+
+
+def remove_upload(blocks: Any, path: str) -> bool:
+    """Remove one upload `blocks` recorded, forget it, and remove its folder if that is left empty (Gradio makes a
+    folder per upload); whether a file was removed."""
+    blocks.upload_file_set.discard(path)
+    target = Path(path)
+    try:
+        target.unlink()
+    except OSError:
+        return False
+    try:
+        target.parent.rmdir()
+    except OSError:
+        pass  # another file is still in it
+    return True
 
 
 def _gradio_folder(name: str) -> bool:
