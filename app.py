@@ -10,7 +10,7 @@ from typing import Any
 import gradio as gr
 
 from sua_demo.request import Request
-from sua_demo.ui import tools
+from sua_demo.ui import api, tools
 from sua_demo.ui.gradio_glue import FileInput, PhotoInput, PublicBlocks, handler, shown
 from sua_demo.ui.launch import HEAVY
 
@@ -167,19 +167,14 @@ def build_app() -> gr.Blocks:
         audit_btn.click(live, [model, person], [audit_text, audit_plot], api_name=False, **HEAVY)
         batch_btn.click(shown(tools.batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
 
-        # the API and the MCP tools: the same handlers, with the errors a caller expects, on no trigger of the page
-        for fn, ins, outs in (
-            (tools.load_model, [model, person, role], load_out[1:6]),
-            (tools.answer, answer_in, outputs),
-            (tools.verdict, verdict_in, [verdict_box]),
-            (tools.embedding_map, map_in, [umap_plot, map_text]),
-            (tools.optimise, [*opt_in, run_id], opt_out),
-            (tools.audit, [model, audit_person], [audit_text, audit_plot]),
-            (tools.batch, batch_in, batch_out),
-        ):
-            heavy = HEAVY if fn in (tools.optimise, tools.audit) else {}  # an audit given a person runs one live
-            gr.on([], fn, ins, outs, api_name=fn.__name__, **heavy)
-        gr.on([], tools.stop, [run_id], opt_status, api_name="stop", queue=False)
+        # the API and the MCP tools (sua_demo/ui/api.py): words and JSON, on no trigger of the page
+        words, data, noise_out = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.File(visible=False)
+        audit_in = [model, audit_person]
+        api_in = ([model, person, role], answer_in, verdict_in, map_in, [*opt_in, run_id], audit_in, batch_in)
+        for fn, ins in zip(api.TOOLS, api_in, strict=True):
+            outs = [words, data, noise_out] if fn is api.optimise else [words, data]
+            gr.on([], fn, ins, outs, api_name=fn.__name__, **(HEAVY if fn in api.HEAVY else {}))
+        gr.on([], api.stop, [run_id], words, api_name="stop", queue=False)
     return demo
 
 

@@ -48,6 +48,9 @@ def torch_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
+WORKER = "sua-worker"  # the name of every thread heavy work runs on: a test can see that work ended
+
+
 def _with_every_core(fn: Callable[[], T], out: dict[str, Any]) -> None:
     """fn() with every core; its result, or its exception (raised again in the caller's thread, not lost in
     this one), in `out`."""
@@ -67,7 +70,8 @@ def _result(out: dict[str, Any]) -> Any:
 def on_fresh_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """fn(*args, **kwargs) on a new thread with every core, its result or its exception back in the caller."""
     out: dict[str, Any] = {}
-    thread = threading.Thread(target=_with_every_core, args=(partial(fn, *args, **kwargs), out), daemon=True)
+    work = partial(_with_every_core, partial(fn, *args, **kwargs), out)
+    thread = threading.Thread(target=work, daemon=True, name=WORKER)
     thread.start()
     thread.join()
     return _result(out)
@@ -86,7 +90,7 @@ def streaming_on_fresh_thread(
         _with_every_core(partial(fn, items.put), out)
         items.put(_DONE)
 
-    threading.Thread(target=work, daemon=True).start()
+    threading.Thread(target=work, daemon=True, name=WORKER).start()
     while True:
         try:
             item = items.get(timeout=tick)

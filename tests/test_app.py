@@ -59,7 +59,7 @@ def test_the_queue_polls_calmly_and_runs_two_jobs():
 
 @pytest.fixture(scope="module")
 def app():
-    """The handlers the page, the API and the MCP tools call (sua_demo/ui/tools.py), as `app.py` wires them."""
+    """The page's handlers (sua_demo/ui/tools.py), as `app.py` wires them (the API's are tested served)."""
     from sua_demo.ui import tools
 
     return tools
@@ -71,12 +71,25 @@ def first(app):
     return app.state().load("idk")
 
 
+def shown(app, person, photo=5, upload=None, question="", source="shipped", noise_file=None, model="idk",
+          denoiser="gaussian"):  # fmt: skip
+    """What the page's one action shows first: the answers' eight outputs, then the verdict (the map is left out)."""
+    from sua_demo.request import Request
+    from sua_demo.ui.gradio_glue import handler
+
+    req = Request(model, person, photo, upload, question, source, noise_file, None, denoiser)
+    run = handler(app.show_page)(req)
+    answers, verdict = next(run)[:8], next(run)[8]
+    run.close()
+    return answers, verdict
+
+
 def ask(app, person, photo=5, upload=None, question="", source="shipped", noise_file=None, model="idk", **kw):
-    return app.answer(model, person, photo, upload, question, source, noise_file, "gaussian", **kw)
+    return shown(app, person, photo, upload, question, source, noise_file, model, **kw)[0]
 
 
 def test_load_starts_on_a_measured_example_and_badges_every_person(app, first):
-    status, thumbs, people, photo, samples = app.load_model("idk", "", "all")
+    status, thumbs, people, photo, samples = app.load_widgets("idk", "", "all")
     assert "64-pixel" in status and "Llava" not in status, "the status names no class"
     assert len(thumbs["value"]) == 100 and "idk" in thumbs["label"] and len(people["choices"]) == 100
     assert people["value"] == first.person and (first.person.isdigit())  # the value is the number the API takes
@@ -85,14 +98,14 @@ def test_load_starts_on_a_measured_example_and_badges_every_person(app, first):
 
 
 def test_a_model_change_keeps_the_person(app, first):
-    _, _, people, photo, _ = app.load_model("grad_diff", first.person, "all")
+    _, _, people, photo, _ = app.load_widgets("grad_diff", first.person, "all")
     assert people["value"] == first.person and "value" not in photo
     table, note, *_ = ask(app, people["value"], model="grad_diff")
     assert "model **grad_diff**" in note
 
 
 def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls_not(app, first):
-    table, note, preview, views, slider, metrics, files, banner = ask(app, first.person, first.photo)
+    (table, note, preview, views, slider, metrics, files, banner), html = shown(app, first.person, first.photo)
     assert table.count("<tr>") == 6 and banner == ""
     rows = [r.split("</td>") for r in table.split("<tr>")[2:]]
     cols = ["truth", "vanilla", "clean", "delta", "random", "retrain_delta", "denoised"]
@@ -101,7 +114,6 @@ def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls
     assert preview[0][0].size[0] >= 256 and len(views) == 4 and len(slider) == 2
     assert 0 < float(dict(metrics)["L∞ (×255)"]) <= 16.05
     assert [Path(f).suffix for f in files] == [".csv", ".json"]
-    html = app.verdict("idk", first.person, first.photo, None, "shipped", None, None)
     assert "δ brought back" in html and "retrain control + δ" in html and "random noise" in html
     assert app.state().first_verdict.is_set()  # the warm-up's map may start now
 
@@ -170,11 +182,11 @@ def _photo() -> Image.Image:
 def test_uploads_in_any_common_format_are_answered_and_shown(app, tmp_path, name, make):
     path = tmp_path / name
     path.write_bytes(make(_photo()))
-    table, note, preview, *_, banner = ask(app, "", upload=str(path))
+    (table, note, preview, *_, banner), verdict = shown(app, "", upload=str(path))
     assert "<td>?</td>" in table and preview[0][1] == "your photo" and "fictitious" in banner
     if "animated" in name:
         assert "first frame" in note
-    assert "δ changed" in app.verdict("idk", "", 5, str(path), "shipped", None, None)
+    assert "δ changed" in verdict
 
 
 @pytest.mark.parametrize(
@@ -196,14 +208,14 @@ def test_unknown_person_or_denoiser_gives_a_clear_error(app, caplog):
     with pytest.raises(gr.Error, match="no person #999"):
         ask(app, "999")
     with pytest.raises(gr.Error, match="unknown denoiser"):
-        app.answer("idk", "#5", 5, None, "", "shipped", None, "wavelet")
-    assert "Traceback" not in caplog.text and "user error in answer: no person #999" in caplog.text
+        ask(app, "#5", denoiser="wavelet")
+    assert "Traceback" not in caplog.text and "user error in show_page: no person #999" in caplog.text
 
 
 def test_optimise_streams_progress_and_offers_last_and_best(app):
     from sua_demo.attacks import load_noise
 
-    steps = list(app.optimise("idk", 16, 3, "gaussian", 100.0, request=gr.Request(session_hash="t")))
+    steps = list(app.optimise_on_page("idk", 16, 3, "gaussian", 100.0, request=gr.Request(session_hash="t")))
     *live, (fig, status, preview, files) = steps
     path = files[0]
     assert "3 steps" in status and preview is not None
@@ -218,23 +230,23 @@ def test_optimise_streams_progress_and_offers_last_and_best(app):
 
 def test_a_stop_keeps_the_noise_so_far_and_a_stop_with_nothing_running_changes_nothing(app):
     request = gr.Request(session_hash="stop-test")
-    run = app.optimise("idk", 16, 200, "gaussian", 100.0, request=request)
+    run = app.optimise_on_page("idk", 16, 200, "gaussian", 100.0, request=request)
     next(run)
-    assert "stopping" in app.stop(request=request)
+    assert "stopping" in app.stop_on_page(request)
     *_, (_, status, _, files) = run
     path = files[0]
     assert status.startswith("stopped early") and re.search(r"_last_[0-9a-f]{12}\.safetensors$", path)
     assert any(re.search(r"_best_[0-9a-f]{12}\.safetensors$", f) for f in files), (
         f"a stopped run keeps its lowest-loss δ too: {files}"
     )
-    assert app.stop(request=request) == "nothing is running to stop"
+    assert app.stop_on_page(request) == "nothing is running to stop"
 
 
 def test_a_stop_pressed_while_queued_cancels_the_run(app):
     request = gr.Request(session_hash="queued-stop")
     app.arm_stop(request)
-    assert "stopping" in app.stop(request=request)
-    updates = list(app.optimise("idk", 16, 200, "gaussian", 100.0, request=request))
+    assert "stopping" in app.stop_on_page(request)
+    updates = list(app.optimise_on_page("idk", 16, 200, "gaussian", 100.0, request=request))
     assert len(updates) == 1 and updates[0][1] == "stopped before it started"
 
 
@@ -244,7 +256,7 @@ def test_a_stop_pressed_while_queued_cancels_the_run(app):
 )
 def test_optimise_refuses_bad_numbers(app, eps, steps, stealth, message):
     with pytest.raises(gr.Error, match=message):
-        list(app.optimise("idk", eps, steps, "gaussian", stealth, request=gr.Request(session_hash="bad")))
+        list(app.optimise_on_page("idk", eps, steps, "gaussian", stealth, request=gr.Request(session_hash="bad")))
 
 
 def test_the_controls_start_at_the_library_recipe(app):

@@ -79,8 +79,8 @@ def photo_bytes() -> bytes:
 
 
 def still_up(app_url: str) -> None:
-    table, *_ = Client(app_url, verbose=False).predict("idk", "5", 5, api_name="/answer")
-    assert table.count("<tr>") == 6
+    words, _ = Client(app_url, verbose=False).predict("idk", "5", 5, api_name="/answer")
+    assert sum(line.startswith("Q: ") for line in words.splitlines()) == 5
 
 
 def file_data(path: str) -> dict:
@@ -99,7 +99,8 @@ def test_the_photo_upload_event_deletes_uploads_only_and_never_a_server_file(app
     from pathlib import Path
 
     client = Client(app_url, verbose=False, download_files=False)
-    preview = client.predict("idk", "5", 5, api_name="/answer")[2][0]["image"]["path"]  # a file handed to anyone
+    made = client.predict("idk", 16, 5, "gaussian", 0, "", api_name="/optimise")  # a noise file, served to anyone
+    preview = made[2]["path"]
     assert get(app_url + f"gradio_api/file={preview}")[0] == 200
     said = page_event(app_url, "face-files", "upload", [[file_data(preview)]], "hostile-1")
     assert Path(preview).is_file() and get(app_url + f"gradio_api/file={preview}")[0] == 200, said
@@ -339,4 +340,70 @@ def test_an_mcp_client_can_give_a_noise_as_base64_or_as_a_served_url(app_url):
     assert not by_base64.startswith("error") and "unlearned + δ" in by_base64 and "uploaded noise" in by_base64
     assert not by_url.startswith("error") and "unlearned + δ" in by_url and "uploaded noise" in by_url
     assert elsewhere.startswith("error") and "/tmp/" not in elsewhere  # no fetch from other hosts, in one sentence
+    still_up(app_url)
+
+
+# -- 4. a live audit over MCP: cancelled when its client leaves, and bounded when it stays ----------------------------
+def _workers() -> int:
+    import threading
+
+    from sua_demo.threads import WORKER
+
+    return sum(t.name == WORKER for t in threading.enumerate())
+
+
+async def _audit_over_mcp(url: str, person: str, leave_after: float | None) -> tuple[int, str]:
+    """Call the live audit; with `leave_after`, the client goes away then. Returns the workers seen while it ran."""
+    import asyncio
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async with streamablehttp_client(url + "gradio_api/mcp/") as (r, w, _), ClientSession(r, w) as s:
+        await s.initialize()
+        call = asyncio.create_task(s.call_tool("audit", {"model": "idk", "person": person}))
+        seen = 0
+        for _ in range(int(10 * (leave_after or 600))):
+            if call.done():
+                break
+            seen = max(seen, _workers())
+            await asyncio.sleep(0.1)
+        if not call.done():
+            call.cancel()
+            return seen, ""
+        return seen, _text(call.result())
+
+
+def test_a_live_audit_stops_when_its_mcp_client_leaves(app_url):
+    import asyncio
+    import time
+
+    from sua_demo.ui.tools import state
+
+    pytest.importorskip("mcp")
+    person = str(state().engine.bench.forget_ids[0])
+    seen, _ = asyncio.run(_audit_over_mcp(app_url, person, leave_after=10))
+    assert seen >= 1, "the audit never started"
+    left = time.monotonic()
+    while _workers() and time.monotonic() - left < 60:  # the method under way ends, and then nothing runs
+        time.sleep(0.5)
+    assert _workers() == 0, "the audit kept working after its client left"
+    still_up(app_url)
+
+
+def test_a_live_audit_over_mcp_returns_within_its_bound(app_url, monkeypatch):
+    import asyncio
+    import time
+
+    from sua_demo.ui import api
+    from sua_demo.ui.tools import state
+
+    pytest.importorskip("mcp")
+    assert f"within {api.AUDIT_BOUND_S} s" in api.audit.__doc__  # the bound the tool states is the one it keeps
+    monkeypatch.setattr(api, "AUDIT_BOUND_S", 3)
+    person = str(state().engine.bench.forget_ids[0])
+    t0 = time.monotonic()
+    _, said = asyncio.run(_audit_over_mcp(app_url, person, leave_after=None))
+    assert "stopped at its time bound" in said and '"complete": false' in said, said[:500]
+    assert time.monotonic() - t0 < 60
     still_up(app_url)

@@ -66,6 +66,21 @@ def test_every_tool_answers(mcp_session, name):
     assert CALLS[name][1] in text, f"{name}: {text[:500]}"
 
 
+@pytest.mark.parametrize("name", sorted(set(CALLS) - {"stop"}))
+def test_every_result_is_words_then_json_with_no_html_plot_or_server_path(mcp_session, name):
+    """What a model reads: a text, then the same result as JSON; no mark-up, no plot JSON, no folder of ours."""
+    _, results = mcp_session
+    texts = [c.text for c in results[name].content if getattr(c, "type", "") == "text"]
+    words, data = texts[0], json.loads(texts[1])
+    assert isinstance(data, dict) and data, name
+    whole = " ".join(texts[:2])  # (the file URL of optimise is Gradio's own: it names its cache folder)
+    for raw in ("<div", "<table", "<td", "<b>", "**", '"layout"', "plotly", "/tmp/", "/work/", "/home/"):
+        assert raw not in whole, (name, raw, whole[:300])
+    assert len(words) < 20_000, (name, len(words))
+    if name == "optimise":  # its δ comes back as a file the server serves, by URL
+        assert any("gradio_api/file=" in t and t.endswith(".safetensors") for t in texts[2:]), texts[2:]
+
+
 def test_the_schema_endpoint_lists_the_same_tools(app_url):
     import urllib.request
 

@@ -66,6 +66,21 @@ def run_audit(
     return audit_models(models, bench, noise_dir, out, names=(shown_path(unlearned), shown_path(retrain)), **options)
 
 
+class EnoughForNow(Exception):
+    """Raised by an audit's `on_progress` to end it early (a caller's time bound): the report keeps the methods
+    finished so far and says it is partial."""
+
+
+def _go_on(on_progress: Callable[[int], None] | None, done: int) -> bool:
+    """Tell `on_progress` how far the audit is; False if it asks the audit to end there (EnoughForNow)."""
+    if on_progress is not None:
+        try:
+            on_progress(done)
+        except EnoughForNow:
+            return False
+    return True
+
+
 def audit_models(
     models: dict[str, tuple[Any, ImageBank]],
     bench: Bench,
@@ -82,12 +97,13 @@ def audit_models(
     """Per method and split: em and gain over clean for the unlearned model and its control, and the gain above
     the control; summarised as mean +- sd over splits. States (recovered / not / refused) from the first split.
     `models`: {"unlearned": (adapter, bank), "retrain": (adapter, bank)}, e.g. the app's loaded sessions.
-    `on_progress(done)` after each method and split, for a page's clock (which weighs them by AuditMethod.work)."""
+    `on_progress(done)` after each method and split, for a page's clock (which weighs them by AuditMethod.work);
+    it may raise EnoughForNow to end the audit there."""
     t0 = time.time()
     unlearned, retrain = names
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     groups: dict[str, str] = {}  # the first split's group of every person asked: the states come from that split
-    bar, done = tqdm(total=len(methods) * len(splits), desc="audit", disable=not progress), 0
+    bar, done, complete = tqdm(total=len(methods) * len(splits), desc="audit", disable=not progress), 0, True
     for seed in splits:
         path = Path(noise_dir) / f"delta_split{seed}.safetensors" if noise_dir else None
         noise = load_noise(path, models["unlearned"][0].image_size) if path and path.is_file() else None
@@ -98,8 +114,11 @@ def audit_models(
                 runs[name].append({"split": seed, **run_method(name, ctx)})
             bar.update()
             done += 1
-            if on_progress is not None:
-                on_progress(done)
+            complete = _go_on(on_progress, done)
+            if not complete:
+                break
+        if not complete:
+            break
     bar.close()
     summary = {name: summarise(rs, AUDITS.get(name).uses_split) for name, rs in runs.items() if rs}
     report = {
@@ -112,6 +131,7 @@ def audit_models(
         "groups": groups,
         "runs": runs,
         "seconds": round(time.time() - t0, 1),
+        "complete": complete,
         "machine": describe(),
     }
     if out is not None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from sua_demo.audit.base import AUDITS
-from sua_demo.audit.run import METHODS, audit_figure, audit_models, markdown
+from sua_demo.audit.run import METHODS, EnoughForNow, audit_figure, audit_models, markdown
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.look import person_id
@@ -22,13 +24,25 @@ NOTE = (
 )
 
 
-def shipped_audit(engine: Engine, model: str) -> tuple[str, Any]:
-    """checkpoints/audit/<model>/audit.json as a table and a heatmap, with no model run."""
+def shipped_report(engine: Engine, model: str) -> dict | None:
+    """checkpoints/audit/<model>/audit.json, if this model ships one."""
     path = engine.world.audit / model / "audit.json"
-    if not path.is_file():
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def shipped_audit(engine: Engine, model: str) -> tuple[str, Any]:
+    """The shipped audit as a table and a heatmap, with no model run."""
+    report = shipped_report(engine, model)
+    if report is None:
         return f"No shipped audit for {model}: run one with the button above, or `sua audit` in a terminal.", None
-    report = json.loads(path.read_text())
     return NOTE + "\n\n" + markdown(report), audit_figure(report)
+
+
+def audit_shown(status: str, report: dict | None) -> tuple[str, Any]:
+    """A live audit's progress line, or its end: the line, the table and the heatmap."""
+    if report is None:
+        return status, None
+    return status + "\n\n" + markdown(report), audit_figure(report)
 
 
 def report_card_view(engine: Engine) -> tuple[str, Any]:
@@ -48,11 +62,14 @@ class Abandoned(Exception):
     """Raised in the audit's worker when its caller went away: the work stops after the method under way."""
 
 
-def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, Any]]:
+def live_audit(
+    engine: Engine, model: str, person: str, deadline: float | None = None
+) -> Iterator[tuple[str, dict | None]]:
     """Every method on one forget person (quick settings), beside its control; yields a progress line every second
     with the time left at this audit's own pace (its first method, which loads and warms up, is left out), then the
-    table and the heatmap. If the caller goes away (the generator is closed), the audit stops after the method
-    under way instead of keeping the cores busy for nobody."""
+    closing line and the report. If the caller goes away (the generator is closed), the audit stops after the
+    method under way instead of keeping the cores busy for nobody; at `deadline` (time.monotonic()), it stops
+    the same way and reports the methods it finished."""
     sess = engine.session(model)
     pid = person_id(person)
     if engine.bench.split_of(pid) != "forget":
@@ -69,6 +86,8 @@ def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, A
     def step(done: int) -> None:
         if gone.is_set():
             raise Abandoned
+        if deadline is not None and time.monotonic() > deadline:
+            raise EnoughForNow
         clock.step(done)
 
     with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
@@ -81,7 +100,11 @@ def live_audit(engine: Engine, model: str, person: str) -> Iterator[tuple[str, A
                 yield f"Live audit of #{pid}: {clock.status('method')}", None
         except StopIteration as done:
             report = done.value
-        except GeneratorExit:
+        except GeneratorExit:  # the caller left: the method under way ends, then the worker, before the slot frees
             gone.set()
+            with contextlib.suppress(Abandoned):
+                for _ in run:
+                    pass
             raise
-    yield f"Live audit of #{pid}, {report['seconds']:.0f} s.\n\n" + markdown(report), audit_figure(report)
+    partial = "" if report["complete"] else f", stopped at its time bound with {len(report['summary'])} methods done"
+    yield f"Live audit of #{pid}, {report['seconds']:.0f} s{partial}.", report

@@ -72,7 +72,34 @@ def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = Non
     _scratch.add(Path(scratch))  # removed first if a stop signal ends the server (stop_on_signals)
     if importlib.util.find_spec("mcp") is not None:  # gradio[mcp]: the typed handlers become MCP tools
         kwargs["mcp_server"] = True
+        mcp_results_item_by_item()
     return kwargs
+
+
+def mcp_results_item_by_item() -> None:
+    """Two mends to how Gradio's MCP server waits for a queued tool without a progress token
+    (`GradioMCPServer._execute_tool_without_progress`, gradio 6.31):
+    - it returns a tool's several outputs as one item, so a client read `['words', '{json}']`, a Python repr;
+      the outputs become one text each, words first, then the JSON;
+    - it left the queued job running when the MCP request was cancelled (the client went away): the job is
+      cancelled with it, so a live audit or an optimisation nobody waits for stops.
+    With a progress token Gradio already returns the outputs one by one."""
+    import anyio
+    from gradio.mcp import GradioMCPServer
+
+    if getattr(GradioMCPServer._execute_tool_without_progress, "_sua_mended", False):
+        return
+
+    async def each_output(self: Any, job: Any) -> list[Any]:
+        try:  # the wait may be abandoned: the thread then ends with the job it waits for
+            result = await anyio.to_thread.run_sync(job.result, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            job.cancel()
+            raise
+        return list(result) if isinstance(result, tuple) else [result]
+
+    each_output._sua_mended = True  # type: ignore[attr-defined]
+    GradioMCPServer._execute_tool_without_progress = each_output
 
 
 class ClosedRoutes:

@@ -73,5 +73,5 @@ def progress_view(
     else:
         how = "stopped early" if meta.get("stopped_early") else "done"
         loss = f", final loss {history[-1][1]:.3f}" if history else ""
-        status = f"{how}: {int(meta.get('step', done))} steps in {elapsed:.0f} s{loss}; noise source set to 'optimised'"
+        status = f"{how}: {int(meta.get('step', done))} steps in {elapsed:.0f} s{loss}"
     return OptimiseView(loss_figure(history, steps), status, preview)

@@ -12,7 +12,7 @@ from typing import Any
 
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
-from sua_demo.look import STAGES, Request, look, person_id
+from sua_demo.look import STAGES, Look, Request, look, person_id
 from sua_demo.ui import page, stealth
 from sua_demo.ui.exports import Scratch
 from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
@@ -141,17 +141,12 @@ class AppState:
         finally:
             self.first_verdict.set()  # or its error
 
-    def answers(self, req: Request) -> page.Page:
-        return page.answers_view(next(look(self.engine, req, ("story",))), self.scratch)
-
-    def verdict(self, req: Request) -> str:
+    def look(self, req: Request, stage: str) -> Look:
+        """One stage of a request (story, verdict or map) for an API caller: the Look with what that stage found."""
         try:
-            return page.verdict_view(next(look(self.engine, req, ("verdict",))))
+            return next(look(self.engine, req, (stage,)))
         finally:
-            self.first_verdict.set()
-
-    def map(self, req: Request) -> tuple[Any, str]:
-        return stealth.map_view(next(look(self.engine, req, ("map",))))
+            self.first_verdict.set()  # an API caller's first result lets the warm-up's map start, as a page's does
 
     def stealth_maps(self, model: str, denoiser: str) -> tuple[Any, str, Any, str]:
         """The stealthy δ's map and caption, then the same-budget δ's without the stealth term."""

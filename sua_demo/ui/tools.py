@@ -1,6 +1,6 @@
-"""The app's handlers: UI values in, library results out. Typed and documented, they are also the API and the MCP
-tools (`app.py` registers each on no page trigger too, so a caller gets the errors it expects). Importing this
-loads no model: the process's state is built on the first call."""
+"""The page's handlers: UI values in, widget values out (HTML, pictures, plots). API and MCP callers have their
+own functions, words and JSON (`api.py`). Importing this loads no model: the process's state is built on the
+first call."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 import gradio as gr
 
 from sua_demo.errors import SuaError
-from sua_demo.request import Request
 from sua_demo.ui.gradio_glue import caller, handler, message_html, sentence
 
 
@@ -21,15 +20,8 @@ def state() -> Any:
 
 
 @handler
-def load_model(model: str, person: str = "", role_filter: str = "unseen by δ") -> tuple[str, Any, Any, Any, Any]:
-    """Load an unlearned model and list its people.
-
-    Args:
-        model: one of the shipped models listed (a model folder or Hub id of your own goes through the page or
-            the REST API, where the server allows it).
-        person: the person to keep in view (their number, e.g. "5"); empty for the model's best example.
-        role_filter: which people the gallery shows.
-    """
+def load_widgets(model: str, person: str = "", role_filter: str = "unseen by δ") -> tuple[str, Any, Any, Any, Any]:
+    """A model loaded for the page: its status, gallery, people box, photo and example chips."""
     p = state().load(model, person, role_filter)
     people = gr.update(choices=p.people, value=p.person)
     thumbs = gr.update(value=p.thumbs, label=f"people: {p.badges} (click to pick)")
@@ -37,84 +29,9 @@ def load_model(model: str, person: str = "", role_filter: str = "unseen by δ") 
     return p.status, thumbs, people, photo, gr.update(samples=p.samples)
 
 
-@handler
-def answer(
-    model: str, person: str = "", photo: int = 5, upload: str | None = None, question: str = "",
-    noise_source: str = "shipped", noise_file: str | None = None, denoiser: str = "gaussian", vanilla: str = "",
-    retrain: str = "", optimised: str | None = None,
-) -> tuple[str, str, list, list, Any, list, list[str], str]:  # fmt: skip
-    """Answers on one image under every condition: before unlearning; unlearned on the clean photo, with δ, with
-    random noise of the same ε, with δ then denoised; the retrain control with δ. Also the pictures, how visible δ
-    is, and the answers as CSV and JSON.
-
-    Args:
-        model: the unlearned model.
-        person: a bench person's number (1-100); ignored when a photo is uploaded.
-        photo: which of their photos, 0-4 train, 5-6 held out.
-        upload: a photo of your own instead of a bench person's.
-        question: a question of your own, asked beside the preset ones.
-        noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
-        noise_file: a noise .safetensors file, for noise_source 'uploaded' (over MCP: a base64 data URI, or the
-            URL of a noise file this server serves, such as the one `optimise` returns).
-        denoiser: the denoiser of the denoised column.
-        vanilla: for a model of your own, its version before unlearning (folder or Hub id).
-        retrain: for a model of your own, its retrain control (folder or Hub id).
-        optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
-    """
-    req = Request(model, person, photo, upload, question, noise_source, noise_file, optimised, denoiser, vanilla,
-                  retrain)  # fmt: skip
-    return page_outputs(state().answers(req))
-
-
 def page_outputs(p: Any) -> tuple:
     """A story's view as the page's eight outputs (the table, note, photo, views, slider, metrics, files, banner)."""
     return p.table, p.note, [(p.preview, p.preview_caption)], p.views, p.slider, p.metrics, p.files, p.banner
-
-
-@handler
-def verdict(
-    model: str, person: str = "", photo: int = 5, upload: str | None = None, noise_source: str = "shipped",
-    noise_file: str | None = None, vanilla: str = "", retrain: str = "", optimised: str | None = None,
-) -> str:  # fmt: skip
-    """The headline over all of a person's photos: how many answers δ brought back, beside its controls, and what
-    that means.
-
-    Args:
-        model: the unlearned model.
-        person: a bench person's number (1-100).
-        photo: the photo shown (the verdict reads all seven).
-        upload: a photo of your own: then how many answers δ changed on it.
-        noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
-        noise_file: a noise .safetensors file, for noise_source 'uploaded' (over MCP: a base64 data URI, or the
-            URL of a noise file this server serves, such as the one `optimise` returns).
-        vanilla: for a model of your own, its version before unlearning.
-        retrain: for a model of your own, its retrain control.
-        optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
-    """
-    return state().verdict(Request(model, person, photo, upload, "", noise_source, noise_file, optimised,
-                                   vanilla=vanilla, retrain=retrain))  # fmt: skip
-
-
-@handler
-def embedding_map(
-    model: str, person: str = "", photo: int = 5, upload: str | None = None, noise_source: str = "shipped",
-    noise_file: str | None = None, denoiser: str = "gaussian", optimised: str | None = None,
-) -> tuple[Any, str]:  # fmt: skip
-    """A 2-D map of clean, noisy and denoised image embeddings (a bench sample and this image), with its reading in
-    words.
-
-    Args:
-        model: the unlearned model.
-        person: a bench person's number (1-100) whose photo goes on the map.
-        photo: which of their photos, 0-4 train, 5-6 held out.
-        upload: a photo of your own instead.
-        noise_source: shipped (the model's own δ), uploaded (noise_file) or optimised.
-        noise_file: a noise .safetensors file, for noise_source 'uploaded' (over MCP: a base64 data URI, or the
-            URL of a noise file this server serves, such as the one `optimise` returns).
-        denoiser: the denoiser of the denoised points.
-        optimised: the page's own optimised noise (API callers upload its file as noise_file instead).
-    """
-    return state().map(Request(model, person, photo, upload, "", noise_source, noise_file, optimised, denoiser))
 
 
 def show_page(req: Any) -> Any:
@@ -130,46 +47,18 @@ def show_page(req: Any) -> Any:
 
 
 @handler
-def optimise(  # type: ignore[no-untyped-def]
-    model: str, eps: float, steps: float, denoiser: str, stealth: float, run: str | None = None,
-    request: gr.Request = None,  # type: ignore[assignment]
-):  # fmt: skip
-    """Optimise a universal noise now, streaming the loss, a δ preview and the time left; `stop` keeps the δ so far.
-
-    Args:
-        model: the unlearned model to attack.
-        eps: the budget ε in 1/255 (the largest change of any pixel).
-        steps: attack steps.
-        denoiser: the denoiser the stealth term compares with.
-        stealth: the stealth weight λ (0: no stealth term).
-        run: a name for this run known only to you (e.g. a random string): `stop` with the same name stops it.
-            Empty: the first status names a new secret one.
-    """
-    for v in state().optimise(model, eps, steps, denoiser, stealth, caller(request), run or ""):
-        yield v.figure, v.status, v.preview, v.files if v.files is not None else gr.skip()
-
-
-@handler
 def optimise_on_page(model: str, eps: float, steps: float, denoiser: str, stealth: float, request: gr.Request):  # type: ignore[no-untyped-def]
     """The page's Optimise: the same run, stopped by the page's own Stop button (no run id to show)."""
     for v in state().optimise(model, eps, steps, denoiser, stealth, caller(request)):
-        yield v.figure, v.status, v.preview, v.files if v.files is not None else gr.skip()
+        if v.files is None:
+            yield v.figure, v.status, v.preview, gr.skip()
+        else:  # the page applies its δ at once (app.py sets the noise source)
+            yield v.figure, f"{v.status}; noise source set to 'optimised'", v.preview, v.files
 
 
 def arm_stop(request: gr.Request) -> None:
     """Runs unqueued at the Optimise click, so a Stop pressed while the run waits cancels it at its turn."""
     state().stops.arm(caller(request))
-
-
-def stop(run: str | None = None, request: gr.Request = None) -> str:  # type: ignore[assignment]
-    """Stop your running optimisation after its current step; it keeps the δ so far. Another caller's run is
-    never touched.
-
-    Args:
-        run: the run's name: the one you gave `optimise`, or the one its first status gave. Needed by MCP clients
-            and plain REST calls (their calls share no session); a gradio_client session stops its own run without it.
-    """
-    return state().stop(caller(request), run or "")
 
 
 def stop_on_page(request: gr.Request) -> str:
@@ -192,7 +81,8 @@ def audit(model: str, person: str = ""):  # type: ignore[no-untyped-def]
     if not person:
         yield audit_view.shipped_audit(eng, model)
         return
-    yield from audit_view.live_audit(eng, model, person)
+    for status, report in audit_view.live_audit(eng, model, person):
+        yield audit_view.audit_shown(status, report)
 
 
 @handler
@@ -219,7 +109,7 @@ def load_for_page(model: str, person: str, role_filter: str, last: str) -> tuple
     """The page's load: a failure says why in the message box and puts the model box back on the last model that
     loaded, whose person, photo and results stay on the page."""
     try:
-        return (gr.skip(), *load_model(model, person, role_filter), model, "")
+        return (gr.skip(), *load_widgets(model, person, role_filter), model, "")
     except gr.Error as err:
         said = message_html(f"{sentence(str(err.message))} Still showing {last}.")
         return (last, *[gr.skip()] * 5, last, said)
