@@ -175,6 +175,9 @@ class UnlearnConfig:
     # coefficient, 6.5 for Zephyr-7B, is tied to that model's scale; a ratio carries to any width)
     rmu_steering: float = 6.5
     keep_best: bool = True  # if the rule is never met, keep the on-target check with the most retain
+    # the photos the stopping rule reads: "train" (the forget people's train photos, one train photo per retain
+    # person) or "validation" (one extra photo per person that nothing trains on or reports; varied bench only)
+    watch: str = "train"
     lora: bool = False
     lora_rank: int = 8
     lora_alpha: int = 16

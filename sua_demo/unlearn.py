@@ -20,6 +20,7 @@ from sua_demo.checkpoint import save_model_dir
 from sua_demo.config import BenchConfig, UnlearnConfig
 from sua_demo.data import ExampleSampler, ImageBank, image_examples, text_examples
 from sua_demo.dataset.records import Bench
+from sua_demo.dataset.synthetic import with_validation_photos
 from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import evaluate
 from sua_demo.models.base import VisionLanguageAdapter
@@ -41,8 +42,18 @@ class UnlearnResult:
     kept_step: int = 0  # the step whose weights were kept (the last, unless the rule was never met)
 
 
-def check_groups(bench: Bench) -> dict[str, list]:
-    """A quick, fixed probe for the stopping rule: forget on all train photos, retain on one photo each."""
+WATCHES = ("train", "validation")
+
+
+def check_groups(bench: Bench, watch: str = "train") -> dict[str, list]:
+    """A quick, fixed probe for the stopping rule. "train": forget on all train photos, retain on one photo each
+    (it cannot see whether unlearning generalises); "validation": every person's validation photos, which
+    nothing trains on and no figure reports (`with_validation_photos`)."""
+    if watch == "validation":
+        return {
+            "forget": image_examples(bench, bench.forget_ids, "validation", ("gen",)),
+            "retain": image_examples(bench, bench.retain_ids, "validation", ("gen",)),
+        }
     return {
         "forget": image_examples(bench, bench.forget_ids, "train", ("gen",)),
         "retain": image_examples(bench, bench.retain_ids, "train", ("gen",), photos_per_person=1),
@@ -94,6 +105,8 @@ def _check_counts(cfg: UnlearnConfig) -> None:
     for name in ("max_steps", "batch_size", "eval_every"):
         if getattr(cfg, name) < 1:
             raise BadValueError(f"{name} must be at least 1, got {getattr(cfg, name)}")
+    if cfg.watch not in WATCHES:
+        raise BadValueError(f"watch must be one of {', '.join(WATCHES)}, not {cfg.watch!r}")
 
 
 def _sampler(bench: Bench, ids: list[int], cfg: UnlearnConfig, offset: int) -> ExampleSampler:
@@ -125,9 +138,12 @@ def unlearn(
     """Unlearn the saved model `start` on the bench's forget people; with `out_dir`, saved there with its history."""
     method_cls = METHODS.get(cfg.method)
     _check_counts(cfg)
+    if cfg.watch == "validation":
+        bench = with_validation_photos(bench, bench_cfg)
     adapter = load_adapter(start)
     reference = load_adapter(start) if method_cls.needs_reference else None
-    result = unlearn_adapter(adapter, bench, ImageBank(bench, adapter), cfg, reference, progress=progress)
+    bank = ImageBank(bench, adapter)
+    result = unlearn_adapter(adapter, bench, bank, cfg, reference, check_groups(bench, cfg.watch), progress)
     extra = {
         "steps": result.steps,
         "kept_step": result.kept_step,

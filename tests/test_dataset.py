@@ -150,3 +150,37 @@ def test_bad_bench_configs():
         build_bench(BenchConfig(n_people=3))
     with pytest.raises(ValueError):
         build_bench(BenchConfig(photos_per_person=3, train_photos=3))
+
+
+def test_validation_photos_leave_the_bench_as_it_was_and_are_read_only_by_the_stopping_rule():
+    """One more photo per person, from a seed stream of its own: the bench's photos and splits are unchanged, the
+    'validation' split is the new photo only, and the stopping rule's validation probe reads nothing else."""
+    from sua_demo.config import UnlearnConfig
+    from sua_demo.dataset.synthetic import with_validation_photos
+    from sua_demo.errors import BadValueError
+    from sua_demo.unlearn import _check_counts, check_groups
+
+    cfg = BenchConfig(n_people=8, image_size=48, photos="varied", holdout_people=2, forget_fraction=0.25)
+    bench = build_bench(cfg)
+    watched = with_validation_photos(bench, cfg)
+    again = with_validation_photos(bench, cfg)
+    everyone = zip(
+        bench.people + bench.holdout, watched.people + watched.holdout, again.people + again.holdout, strict=True
+    )
+    for old, new, same in everyone:
+        assert len(new.photos) == len(old.photos) + 1
+        assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(old.photos, new.photos, strict=False))
+        assert new.photo_indices("train") == old.photo_indices("train")
+        assert new.photo_indices("heldout") == old.photo_indices("heldout")
+        assert new.photo_indices("validation") == [len(old.photos)]
+        extra = np.asarray(new.photos[-1])
+        assert not any(np.array_equal(extra, np.asarray(p)) for p in old.photos)  # a new view, not a copy
+        assert np.array_equal(extra, np.asarray(same.photos[-1]))  # and the same one every time
+    assert watched.forget_ids == bench.forget_ids and watched.retain_ids == bench.retain_ids
+    groups = check_groups(watched, "validation")
+    assert {e.photo for g in groups.values() for e in g} == {len(bench.people[0].photos)}
+    assert {e.person_id for e in groups["forget"]} == set(bench.forget_ids)
+    with pytest.raises(BadValueError, match="watch must be one of"):
+        _check_counts(UnlearnConfig(watch="held-out"))
+    with pytest.raises(BadValueError, match="varied"):
+        with_validation_photos(build_bench(BenchConfig(n_people=8, image_size=48)), BenchConfig(n_people=8))

@@ -16,7 +16,7 @@ from sua_demo.errors import BadValueError, UnknownNameError
 
 Task = Literal["gen", "mc", "cloze", "look"]  # "look": training-only questions about what is visible
 Modality = Literal["image", "text"]
-PhotoSplit = Literal["train", "heldout"]
+PhotoSplit = Literal["train", "heldout", "validation"]
 OPTION_LETTERS = ("A", "B", "C", "D")
 # Questions come in two styles. "mllmu" is MLLMU-Bench's own (its eval.py): multiple choice lists "A: option"
 # lines and asks for one letter, read from the answer's first character; cloze turns "__" into "[Blank]" and asks
@@ -42,10 +42,15 @@ class Person:
     attributes: dict[str, str] = field(default_factory=dict)
     photo_attributes: list[dict[str, str]] = field(default_factory=list)  # each photo's own, where they differ
     heldout_record: dict[str, Any] | None = None  # MLLMU-Bench's Test_Set asks its own questions of its photos
+    # photos after the held-out ones that only a stopping rule reads: never trained on, never in a reported figure
+    n_validation_photos: int = 0
 
     def photo_indices(self, split: PhotoSplit) -> list[int]:
         n = len(self.photos)
-        return list(range(self.n_train_photos)) if split == "train" else list(range(self.n_train_photos, n))
+        end = n - self.n_validation_photos
+        if split == "train":
+            return list(range(self.n_train_photos))
+        return list(range(self.n_train_photos, end)) if split == "heldout" else list(range(end, n))
 
 
 @dataclass(frozen=True)

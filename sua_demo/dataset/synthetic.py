@@ -22,6 +22,7 @@ from sua_demo.dataset.records import Bench, Person
 from sua_demo.errors import BadValueError
 
 ANSWERS_STREAM = 7  # the truth-ratio answers' own seed stream, added after the shipped worlds were drawn
+VALIDATION_STREAM = 11  # the stopping rule's photos: their own stream, so the bench stays pixel for pixel
 
 
 def forget_count(n_people: int, fraction: float) -> int:
@@ -49,6 +50,32 @@ def render_photos(
     jitters = sample_jitters(cfg.photos_per_person, rng, VARIED_RANGES)
     looks = [attributes] + [vary_photo(attributes, rng) for _ in jitters[1:]]
     return [render_face(a, j, size=cfg.image_size) for a, j in zip(looks, jitters, strict=True)], looks
+
+
+def with_validation_photos(bench: Bench, cfg: BenchConfig) -> Bench:
+    """The same bench with one more photo per person, drawn like its held-out photos from a seed stream of its own.
+
+    A stopping rule that reads train photos cannot see whether unlearning generalises; one that reads held-out
+    photos would tune to the photos every figure is reported on. These photos are neither: nothing trains on
+    them, no report reads them (the "validation" split), and the bench's own photos are unchanged."""
+    if cfg.photos != "varied":
+        raise BadValueError("validation photos are drawn for the varied (faithful) bench only")
+    people = []
+    for person in bench.people + bench.holdout:
+        rng = np.random.default_rng((cfg.seed, person.id, VALIDATION_STREAM))
+        jitter = sample_jitters(2, rng, VARIED_RANGES)[1]
+        look = vary_photo(person.attributes, rng)
+        photo = render_face(look, jitter, size=cfg.image_size)
+        people.append(
+            dataclasses.replace(
+                person,
+                photos=[*person.photos, photo],
+                photo_attributes=[*person.photo_attributes, look],
+                n_validation_photos=person.n_validation_photos + 1,
+            )
+        )
+    n = len(bench.people)
+    return dataclasses.replace(bench, people=people[:n], holdout=people[n:])
 
 
 @lru_cache(maxsize=4)
