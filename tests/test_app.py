@@ -114,7 +114,7 @@ def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls
     assert preview[0][0].size[0] >= 256 and len(views) == 4 and len(slider) == 2
     assert 0 < float(dict(metrics)["L∞ (×255)"]) <= 16.05
     assert [Path(f).suffix for f in files] == [".csv", ".json"]
-    assert "δ brought back" in html and "retrain control + δ" in html and "random noise" in html
+    assert "δ brings back" in html and "retrain control + δ" in html and "random noise" in html
     assert app.state().first_verdict.is_set()  # the warm-up's map may start now
 
 

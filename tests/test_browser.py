@@ -34,7 +34,7 @@ def open_page(browser, app_url, width, height):
 
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(app_url)
-    expect(page.locator("#verdict .headline")).to_contain_text("δ brought back", timeout=120_000)
+    expect(page.locator("#verdict .headline")).to_contain_text("δ brings back", timeout=120_000)
     return page
 
 

@@ -53,7 +53,7 @@ def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_
         shot(page, "face_ready.png")
         page.locator("#face-run").click()
         expect(page.locator("#face-steps")).to_contain_text("teach", timeout=60_000)
-        expect(page.locator("#face-verdict .headline").first).to_contain_text("δ brought back", timeout=600_000)
+        expect(page.locator("#face-verdict .headline").first).to_contain_text("δ brings back", timeout=600_000)
         expect(page.locator("#face-verdict .headline")).to_have_count(2)  # the shipped δ and the fitted δ
         steps = page.locator("#face-steps").inner_text()
         for name in ("teach", "unlearn (idk)", "fit δ", "attack and controls"):

@@ -40,7 +40,7 @@ def test_a_failed_load_says_why_and_the_page_stays_on_the_last_model(browser, ap
         message = page.locator("#message .message")
         expect(message).to_contain_text("Still showing idk", timeout=60_000)
         expect(page.locator("#model input")).to_have_value("idk", timeout=30_000)
-        expect(page.locator("#verdict .headline")).to_contain_text("δ brought back", timeout=60_000)
+        expect(page.locator("#verdict .headline")).to_contain_text("δ brings back", timeout=60_000)
         assert page.locator("#person input").input_value() == person
         assert page.locator("#verdict .headline").inner_text() == headline
         assert page.get_by_text("Error", exact=True).count() == 0, "no control is replaced by an error pill"
@@ -71,12 +71,12 @@ def test_the_results_read_themselves(browser, app_url, size):  # noqa: F811
     """A sentence draws the conclusion under the headline; a legend says what δ, unseen, retrain and denoised mean."""
     with visit(browser, app_url, *size) as page:
         reading = page.locator("#verdict .reading").inner_text()
-        assert "more than the best control" in reading or "nothing back" in reading or "controls" in reading, reading
+        assert "no control does (p" in reading or "No evidence beyond the controls (p" in reading, reading
         legend = page.locator("#legend").inner_text()
         for word in ("δ", "unseen by δ", "retrain control", "denoised", "random noise"):
             assert word in legend, word
         chip = page.locator("#examples").inner_text()
-        assert "brings back" in chip and "controls" in chip, "the chips read the headline's measure"
+        assert "brings back" in chip and "(p " in chip, "the chips read the headline's count and test"
         shot(page, f"reading_{size[0]}.png")
 
 
@@ -89,7 +89,7 @@ def test_a_retain_person_reads_as_damage_or_no_change(browser, app_url):  # noqa
         page.locator("#people button.thumbnail-item").first.click()
         expect(page.locator("#verdict .headline")).to_contain_text("right answers across", timeout=90_000)
         assert "retain person" in page.locator("#verdict .reading").inner_text()
-        assert "brought back" not in page.locator("#verdict .headline").inner_text()
+        assert "brings back" not in page.locator("#verdict .headline").inner_text()
         shot(page, "retain_person.png")
 
 

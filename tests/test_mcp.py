@@ -14,7 +14,7 @@ pytest.importorskip("mcp")
 CALLS = {  # one successful call per tool, with the shipped model and noise; what each result must say
     "load_model": ({"model": "idk"}, "loaded"),
     "answer": ({"model": "idk", "person": "2", "photo": 5}, "unlearned + δ"),
-    "verdict": ({"model": "idk", "person": "2"}, "δ brought back"),
+    "verdict": ({"model": "idk", "person": "2"}, "δ brings back"),
     "embedding_map": ({"model": "idk", "person": "2"}, "Map of"),
     "optimise": ({"model": "idk", "eps": 16, "steps": 5, "denoiser": "gaussian", "stealth": 100}, "done: 5 steps"),
     "stop": ({}, "nothing is running to stop"),

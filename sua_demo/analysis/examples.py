@@ -39,8 +39,9 @@ def guided_examples(
     vanilla: Model | None = None,
     k: int = 4,
 ) -> list[dict[str, Any]]:
-    """Up to k examples, best first: {person, photo, brought_back, correct{...}, wins_on_photo, total}. Only people
-    on whom delta brings back more than both controls give count; there may be none (a model delta cannot open)."""
+    """Up to k examples, strongest evidence first: {person, photo, brought_back, beyond_controls, p, correct{...},
+    wins_on_photo, total}. Only people on whom the verdict's paired test says δ brings answers back beyond its
+    controls count (analysis/paired.py); there may be none (a model δ cannot open)."""
     found = []
     for pid in split.unseen_ids:
         answers = person_answers(bench, pid, unlearned, noise, random, vanilla, retrain)
@@ -49,18 +50,20 @@ def guided_examples(
         v = verdict(f"#{pid} {bench.person(pid).name}", truths, answers)
         wins = [_clean_wins(answers, truths, p) for p in range(len(photos))]
         best = max(range(len(photos)), key=lambda p: (wins[p], p))  # ties: the later (held-out) photo
-        margin = v.brought_back - max(v.correct.get("random", 0), v.correct.get("retrain_delta", 0))
+        test = v.beyond
         found.append(
             {
                 "person": pid,
                 "photo": photos[best],
                 "brought_back": v.brought_back,
-                "above_controls": margin,
+                "beyond_controls": v.count,  # the verdict's one count: right with δ, wrong under every control
+                "p": test.p if test is not None else 1.0,
+                "shown": bool(test is not None and test.first_wins),
                 "wins_on_photo": wins[best],
                 "correct": v.correct,
                 "total": v.total,
             }
         )
-    found = [e for e in found if e["above_controls"] > 0]  # an example shows delta beating both of its controls
-    found.sort(key=lambda e: (e["above_controls"], e["wins_on_photo"] > 0, e["brought_back"]), reverse=True)
+    found = [e for e in found if e.pop("shown")]  # an example is a person the test says δ opens
+    found.sort(key=lambda e: (e["p"], -e["beyond_controls"], e["wins_on_photo"] == 0))
     return found[:k]

@@ -13,6 +13,7 @@ from typing import Any
 
 from PIL import Image
 
+from sua_demo.analysis.paired import p_text
 from sua_demo.engine import Engine, Story, public_name
 from sua_demo.images import to_pil
 from sua_demo.look import Look
@@ -113,8 +114,7 @@ def examples(engine: Engine, model: str) -> list[dict[str, Any]]:
     for e in engine.examples(sess):
         label = person_label(engine, int(e["person"]), engine.role(int(e["person"]), sess.shipped_noise))
         text = f"#{e['person']} {engine.person(int(e['person'])).name} · photo {e['photo']} · "
-        best = e["brought_back"] - e["above_controls"]  # the measure the headline reads (story.beyond_controls)
-        back = f"δ brings back {e['brought_back']}, controls {best}"  # short: a chip shows ~60 characters
+        back = f"δ brings back {e['beyond_controls']} ({p_text(e['p'])})"  # the verdict's count and test, short
         out.append({**e, "label": label, "text": text + back})
     return out
 

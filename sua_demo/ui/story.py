@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 
 from sua_demo.analysis.answers import fold, mark
+from sua_demo.analysis.paired import p_text
 from sua_demo.analysis.verdict import Verdict
 from sua_demo.engine import COLUMNS, Story
 
@@ -63,35 +64,31 @@ def story_html(story: Story) -> str:
     )
 
 
-def beyond_controls(v: Verdict) -> int:
-    """The one measure the headline, its reading and the example chips share: answers δ brought back, less the
-    most that either control got right (random noise of the same ε; the retrain control with the same δ)."""
-    return v.brought_back - max(v.correct.get("random", 0), v.correct.get("retrain_delta", 0))
-
-
-def reading(v: Verdict, role: str) -> str:
-    """One sentence that draws the conclusion, including for a 0 and for a retain person."""
-    c = v.correct
+def reading(v: Verdict, role: str, holder: str = "these facts") -> str:
+    """One sentence, drawn by the paired test (analysis/paired.py) and nothing else: δ brings answers back beyond
+    its controls, there is no evidence of it, or δ damages; for a retain person, whether δ damages their answers."""
     if role == "retain":
-        lost = c["clean"] - c["delta"]
-        if lost > 0:
-            return (f"This is a retain person, never unlearned: δ damages their answers, {lost} fewer right than on "
-                    "the clean photos. A good attack would leave them alone.")  # fmt: skip
-        return "This is a retain person, never unlearned: the model still knows them, and δ does not get in the way."
-    best = max(c.get("random", 0), c.get("retrain_delta", 0))
-    if v.brought_back == 0:
+        d = v.damage
+        if d is not None and d.second_wins:
+            return (
+                f"This is a retain person, never unlearned: δ damages their answers, {d.only_second} right on the "
+                f"clean photos are wrong with δ ({p_text(d.p)}). A good attack would leave them alone."
+            )
+        said = f" ({p_text(d.p)})" if d is not None else ""
+        return f"This is a retain person, never unlearned: δ does not measurably get in the way of their answers{said}."
+    t = v.beyond
+    if t is None:
+        return "There is no control to read δ against: name a retrain control to judge it."
+    if t.first_wins:
         return (
-            "δ brought nothing back for this person: on these photos the forgetting holds against this δ. "
-            "That is one person and one δ; the Batch tab measures the whole group."
+            f"δ brings back {t.only_first} answers that no control does ({p_text(t.p)}): the unlearned model still "
+            f"holds {holder}. Unlearning hid them rather than removed them, and δ opens the gate."
         )
-    if beyond_controls(v) <= 0:
-        return (
-            f"No more than the controls get right ({best}): answers at this level can come by chance or be written "
-            "in by the noise itself, so this is no evidence that the facts were only hidden."
-        )
+    if t.second_wins:
+        return f"δ damages: the controls get {t.only_second} answers right that δ gets wrong ({p_text(t.p)})."
     return (
-        f"That is {beyond_controls(v)} more than the best control ({best}): the unlearned model still holds these "
-        "facts. Unlearning hid them rather than removed them, and δ opens the gate."
+        f"No evidence beyond the controls ({p_text(t.p)}): δ brings back {t.only_first} answers that no control "
+        f"does and the controls get {t.only_second} that δ does not, which chance alone can do at this size."
     )
 
 
@@ -119,7 +116,8 @@ def verdict_html(v: Verdict, role: str, names: dict[str, str] | None = None) -> 
             f"with δ <b>{c['delta']}</b> of {v.total}"
         )
     else:
-        headline = f"δ brought back <b>{v.brought_back}</b> of {v.total} answers across {who}'s {v.photos} photos"
+        headline = (f"δ brings back <b>{v.count}</b> of {v.total} answers across {who}'s {v.photos} photos that no "
+                    "control does")  # fmt: skip
     return (
         "<div class='verdict' role='status'>"
         f"<p class='headline'>{headline}</p>"

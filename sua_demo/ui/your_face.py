@@ -34,7 +34,7 @@ from sua_demo.eval.metrics import exact_match
 from sua_demo.images import read_image
 from sua_demo.lifecycle import EnrolReport, LifecycleConfig, StepReport, run_lifecycle
 from sua_demo.threads import streaming_on_fresh_thread
-from sua_demo.ui.story import verdict_html
+from sua_demo.ui.story import reading, verdict_html
 
 log = logging.getLogger(__name__)
 IDLE_SECONDS = 30 * 60
@@ -230,14 +230,8 @@ NAMES = {"retrain_delta": "before teaching + δ (this face's retrain control)", 
 
 
 def face_reading(v: Any) -> str:
-    """The verdict's sentence for one visitor's face: beyond both controls or not."""
-    best = max(v.correct.get("random", 0), v.correct.get("retrain_delta", 0))
-    if v.brought_back == 0:
-        return "δ brought nothing back: on these photos the forgetting holds against this δ (one face, one δ)."
-    if v.brought_back - best <= 0:
-        return f"No more than a control gets right ({best}): no evidence that the facts were only hidden."
-    return (f"{v.brought_back - best} more than the best control ({best}): the unlearned model still holds these "
-            "facts about your face, and δ lets them out.")  # fmt: skip
+    """The verdict's sentence for one visitor's face: the same paired test as a bench person's."""
+    return reading(v, "forget", holder="these facts about your face")
 
 
 def verdicts_html(report: EnrolReport) -> str:

@@ -1,0 +1,73 @@
+"""The verdict's paired test against hand-computed McNemar exact p-values, and the words it draws."""
+
+import pytest
+
+from sua_demo.analysis.paired import ALPHA, against_controls, mcnemar, p_text
+from sua_demo.analysis.verdict import verdict
+from sua_demo.ui.story import reading
+
+
+def right(n: int, of: int, start: int = 0) -> list[bool]:
+    """`n` right answers out of `of`, the first right one at `start`."""
+    return [start <= i < start + n for i in range(of)]
+
+
+@pytest.mark.parametrize(
+    "delta, control, b, c, p",
+    [
+        (right(1, 30), right(0, 30), 1, 0, 1.0),  # 1 of 30 against 0 of 30: one discordant pair, p = 2 x 1/2
+        (right(7, 10), right(3, 10), 4, 0, 2 / 2**4),  # the same three right under both: 4 to 0
+        (right(7, 10), right(3, 10, start=7), 7, 3, 2 * (120 + 45 + 10 + 1) / 2**10),  # disjoint: 7 to 3
+        (right(9, 35), right(1, 35), 8, 0, 2 / 2**8),  # 9 of 35 against 1 of 35, 8 discordant for δ: p ≈ 0.008
+        (right(0, 35), right(0, 35), 0, 0, 1.0),  # nothing to compare
+    ],
+    ids=["1of30-vs-0of30", "7of10-vs-3of10-nested", "7of10-vs-3of10-disjoint", "9of35-vs-1of35", "none"],
+)
+def test_mcnemar_matches_the_hand_computed_p_value(delta, control, b, c, p):
+    t = mcnemar(delta, control)
+    assert (t.only_first, t.only_second) == (b, c)
+    assert t.p == pytest.approx(p, abs=1e-12)
+    assert mcnemar(control, delta).p == pytest.approx(p, abs=1e-12)  # two-sided: the same either way round
+
+
+def test_the_hand_computed_cases_fall_where_the_words_say():
+    assert not mcnemar(right(1, 30), right(0, 30)).first_wins  # p = 1.0: no evidence
+    assert not mcnemar(right(7, 10), right(3, 10)).first_wins  # p = 0.125
+    assert mcnemar(right(9, 35), right(1, 35)).first_wins  # p ≈ 0.0078 < ALPHA
+    assert mcnemar(right(1, 35), right(9, 35)).second_wins and ALPHA == 0.05
+    assert p_text(2 / 2**8) == "p = 0.0078" and p_text(1.0) == "p = 1.00" and p_text(1e-6) == "p < 0.001"
+
+
+def test_the_controls_count_together_so_the_count_is_what_no_control_gets():
+    delta = right(9, 35)
+    random, retrain = right(1, 35), right(1, 35, start=1)  # each gets one of δ's right, a different one
+    t = against_controls(delta, [random, retrain])
+    assert (t.only_first, t.only_second) == (7, 0) and t.p == pytest.approx(2 / 2**7)
+    with pytest.raises(ValueError, match="same questions"):
+        mcnemar(right(1, 3), right(1, 4))
+
+
+def _verdict(delta: list[bool], random: list[bool], retrain: list[bool], clean: list[bool]):
+    """A person's verdict from right/wrong answers laid out as 7 photos x 5 questions (truth 'x')."""
+    say = {True: "x", False: "y"}
+    grid = {
+        cond: [[say[v[p * 5 + q]] for q in range(5)] for p in range(7)]
+        for cond, v in {"clean": clean, "delta": delta, "random": random, "retrain_delta": retrain}.items()
+    }
+    return verdict("#1 Someone", ["x"] * 5, grid)
+
+
+def test_the_words_follow_the_test_not_the_counts():
+    none = right(0, 35)
+    weak = _verdict(right(1, 35), none, none, none)  # 1 answer brought back, no control: looks like a win
+    assert weak.count == 1 and weak.beyond.p == 1.0
+    assert reading(weak, "unseen by δ").startswith("No evidence beyond the controls (p = 1.00)")
+    strong = _verdict(right(9, 35), right(1, 35), none, none)
+    assert strong.count == 8 and "δ brings back 8 answers that no control does (p = 0.0078)" in reading(strong, "x")
+    worse = _verdict(right(1, 35), right(9, 35), none, none)
+    assert reading(worse, "attacker set").startswith("δ damages")
+    hurt = _verdict(right(2, 35), none, none, right(12, 35))  # a retain person: 10 right answers lost to δ
+    assert "δ damages their answers, 10 right on the clean photos" in reading(hurt, "retain")
+    kept = _verdict(right(12, 35), none, none, right(12, 35))
+    assert "does not measurably get in the way" in reading(kept, "retain")
+    assert "δ brings back 8 of 35 answers" in strong.headline()
