@@ -108,20 +108,21 @@ def noise_protocol(name: str, splits: list[int] | None = None, studies: bool = T
     )
 
 
-def write_examples(models_dir: Path, folder: Path, bench_cfg: BenchConfig) -> list[dict]:
-    """examples.json: the app's guided examples for the split-0 noise, measured on the saved files."""
+def write_examples(models_dir: Path, folder: Path, bench_cfg: BenchConfig, noise_split: int = 0) -> list[dict]:
+    """examples.json: the app's guided examples for one split's noise (the shipped one is split 0), measured on the
+    saved files."""
     from sua_demo.analysis.examples import guided_examples
     from sua_demo.attacks import ATTACKS, load_noise
     from sua_demo.data import ImageBank
     from sua_demo.eval.recovery import attack_split
 
     bench = build_bench(bench_cfg)
-    noise = load_noise(folder / "delta_split0.safetensors")
+    noise = load_noise(folder / f"delta_split{noise_split}.safetensors")
     unl, ret = load_adapter(models_dir / folder.name), load_adapter(models_dir / "retrain")
     rand = ATTACKS.get("random")(unl, AttackConfig(eps=noise.eps)).run(ImageBank(bench, unl), [], progress=False)
     split = attack_split(bench, seed=int(noise.meta["split_seed"]))
     found = guided_examples(bench, split, (unl, ImageBank(bench, unl)), noise, rand, (ret, ImageBank(bench, ret)))
-    write_json(folder / "examples.json", {"noise": "delta_split0.safetensors", "examples": found})
+    write_json(folder / "examples.json", {"noise": f"delta_split{noise_split}.safetensors", "examples": found})
     return found
 
 
@@ -145,7 +146,7 @@ def build_noises(
         # a file from other settings is refused by name, so a rebuild with new settings starts from an empty folder
         cfg = noise_protocol(name, splits, studies)
         run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
-        write_examples(models_dir, folder, bench_cfg)
+        write_examples(models_dir, folder, bench_cfg, noise_split=0 if 0 in cfg.splits else min(cfg.splits))
         log.info("noise for %s built in %.0f s", name, time.time() - t0)
 
 

@@ -209,3 +209,25 @@ def test_the_recipe_table_is_what_its_shipped_run_files_give():
     assert files and all((NOISE_ROOT / "recipes" / f).is_file() for f in files)
     expected = recipe_table([str(NOISE_ROOT / "recipes" / f) for f in files])
     assert (NOISE_ROOT / "recipes.md").read_text() == expected
+
+
+def test_build_noises_runs_on_any_list_of_splits(tmp_path, monkeypatch):
+    """Issue 41: the guided examples are measured on the first split built, so splits without 0 build too."""
+    import shutil
+
+    from sua_demo import build
+
+    ran: list[list[int]] = []
+
+    def protocol(model, retrain, bench, cfg, folder, vanilla=None):  # the recovery protocol, already run
+        ran.append(list(cfg.splits))
+        folder.mkdir(parents=True, exist_ok=True)
+        for s in cfg.splits:
+            shutil.copy(NOISE_ROOT / "idk" / f"delta_split{s}.safetensors", folder)
+
+    monkeypatch.setattr(build, "run_protocol", protocol)
+    build.build_noises(ROOT, tmp_path, only=["idk"], bench_cfg=BenchConfig(),
+                       splits=[2, 1], studies=False)  # fmt: skip
+    written = json.loads((tmp_path / "idk" / "examples.json").read_text())
+    assert ran == [[2, 1]] and written["noise"] == "delta_split1.safetensors"
+    assert all(e["p"] < 0.05 for e in written["examples"])
