@@ -1,0 +1,38 @@
+"""docs/architecture.md is drawn from the code: every module it names exists, and every top-level module and
+package of `sua_demo` (and every module of `sua_demo/ui`) is named in it."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = (ROOT / "docs" / "architecture.md").read_text()
+PACKAGE = ROOT / "sua_demo"
+
+
+def named() -> set[str]:
+    """Every `name.py` and `name/` the document writes in code type, as paths it means under sua_demo/."""
+    out = set()
+    for token in re.findall(r"`([^`\s]+)`", DOC) + re.findall(r"(?<![\w/])([a-z_]+(?:/[a-z_]+)*(?:\.py|/))", DOC):
+        token = token.removeprefix("sua_demo/")
+        if token.endswith(".py") or token.endswith("/"):
+            out.add(token)
+    return out
+
+
+def test_every_module_the_document_names_exists():
+    missing = []
+    for token in named():
+        candidates = [PACKAGE / token, PACKAGE / "ui" / token, PACKAGE / "models" / token, ROOT / token]
+        if token.startswith(("<", "models/<")) or any(c.exists() for c in candidates):
+            continue
+        missing.append(token)
+    assert not missing, f"docs/architecture.md names modules that do not exist: {sorted(missing)}"
+
+
+def test_every_top_level_module_and_ui_module_is_in_the_document():
+    words = named()
+    top = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    top += [f"{p.name}/" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()]
+    ui = [p.name for p in (PACKAGE / "ui").glob("*.py") if p.name != "__init__.py"]
+    absent = sorted(m for m in top + ui if m not in words)
+    assert not absent, f"docs/architecture.md leaves out: {absent}"
