@@ -134,7 +134,8 @@ def test_uploaded_noise_metadata_is_validated(client, tmp_path, meta, message):
 
 
 def test_stop_is_an_endpoint(client):
-    client.predict(api_name="/stop")  # nothing runs: answers, changes nothing
+    assert client.predict(api_name="/stop") == "nothing is running to stop"  # nothing runs: changes nothing
+    assert client.predict("someone-elses", api_name="/stop") == "no run of yours with that id is running"
     still_up(client)
 
 

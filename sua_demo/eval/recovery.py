@@ -1,6 +1,6 @@
 """The recovery protocol: where does one universal delta bring forgotten answers back, and where not.
 
-Groups (DESIGN.md, "The science"): (a) the attacker's own images, (b) unseen photos of the attacker's
+Groups (docs/findings.md has what each shows): (a) the attacker's own images, (b) unseen photos of the attacker's
 people, (c) forget people delta never saw (train and held-out photos), and retain people with delta.
 Every figure is reported clean, with delta, and with random noise of the same eps.
 """
