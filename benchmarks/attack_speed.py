@@ -126,7 +126,7 @@ def step_flops(adapter, bank, chunk: list[Example], cfg: AttackConfig) -> int:  
     attack = ATTACKS.get("sua")(adapter, cfg)
     x = bank.get(chunk)
     delta = torch.zeros(3, x.shape[-1], x.shape[-1], requires_grad=True)
-    with attack_mode(adapter.model, adapter.device, None), FlopCounterMode(display=False) as counter:
+    with attack_mode(adapter, adapter.device, None), FlopCounterMode(display=False) as counter:
         loss, _ = attack.objective(x, delta, chunk, None, bank)
         torch.autograd.grad(loss, delta)
     return counter.get_total_flops()

@@ -279,7 +279,7 @@ def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
     with torch.no_grad():
         before = conv(x)
     attn, threads = model.config._attn_implementation, torch.get_num_threads()
-    with attack_mode(model, torch.device("cpu"), torch.bfloat16, threads=1):
+    with attack_mode(micro_adapter, torch.device("cpu"), torch.bfloat16, threads=1):
         assert "forward" in vars(conv) and torch.get_num_threads() == 1
         assert model.config._attn_implementation == ("eager" if attn == "sdpa" else attn)
         with torch.no_grad():
@@ -292,13 +292,12 @@ def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
 def test_the_unread_vision_layer_is_skipped_with_the_same_features_and_gradient():
     """The faithful tower's projector reads layer 3 of 4 (vision_feature_layer -2): in attack mode layer 4 passes
     its input through, the image features and their input gradient stay the same, and it runs again on exit."""
-    from sua_demo.attacks.speed import unread_vision_layers
     from sua_demo.config import shipped_world
     from sua_demo.models import load_adapter
 
     adapter = load_adapter(shipped_world("faithful").models / "general")
     layers = list(adapter.model.model.vision_tower.encoder.layers)
-    assert unread_vision_layers(adapter.model) == layers[3:]
+    assert adapter.unread_vision_layers() == layers[3:]
     x = torch.rand(2, 3, adapter.image_size, adapter.image_size, generator=torch.Generator().manual_seed(0))
 
     def features_and_grad() -> tuple[torch.Tensor, torch.Tensor]:
@@ -310,7 +309,7 @@ def test_the_unread_vision_layer_is_skipped_with_the_same_features_and_gradient(
     calls: list[int] = []
     hook = layers[3].register_forward_hook(lambda m, i, o: calls.append(int(torch.equal(i[0], o))))
     try:
-        with attack_mode(adapter.model, torch.device("cpu"), None, threads=1):
+        with attack_mode(adapter, torch.device("cpu"), None, threads=1):
             inside, grad_inside = features_and_grad()
         adapter.image_features(adapter.pixel_values(x))
     finally:
@@ -319,7 +318,7 @@ def test_the_unread_vision_layer_is_skipped_with_the_same_features_and_gradient(
     torch.testing.assert_close(inside, before, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(grad_inside, grad, atol=1e-4 * float(grad.abs().max()), rtol=1e-3)  # matmul patches
     first = shipped_world("first").models / "vanilla"  # reads its last layer: nothing to skip
-    assert unread_vision_layers(load_adapter(first).model) == []
+    assert load_adapter(first).unread_vision_layers() == []
 
 
 def sua_step_inputs(micro_adapter, micro_bench):
@@ -336,15 +335,15 @@ def sua_step_inputs(micro_adapter, micro_bench):
 def test_eager_attention_in_fp32_gives_the_plain_step_and_only_for_short_sequences(micro_adapter, micro_bench):
     """The fp32 step with eager attention (chosen on CPU for short sequences) has the same loss and gradient as
     with the fused kernel; a tower of many image tokens keeps the fused kernel."""
-    from sua_demo.attacks.speed import EAGER_MAX_IMAGE_TOKENS, _set_attention, eager_attention_pays, image_tokens
+    from sua_demo.attacks.speed import EAGER_MAX_IMAGE_TOKENS, eager_attention_pays
 
-    model, cpu = micro_adapter.model, torch.device("cpu")
-    attn = model.config._attn_implementation
-    _set_attention(model, "sdpa")
+    adapter, model, cpu = micro_adapter, micro_adapter.model, torch.device("cpu")
+    attn = adapter.attention
+    adapter.set_attention("sdpa")
     try:
-        assert image_tokens(model) <= EAGER_MAX_IMAGE_TOKENS
-        assert eager_attention_pays(model, cpu, None) and eager_attention_pays(model, cpu, torch.bfloat16)
-        assert not eager_attention_pays(model, torch.device("meta"), None)
+        assert adapter.vision_tokens() <= EAGER_MAX_IMAGE_TOKENS
+        assert eager_attention_pays(adapter, cpu, None) and eager_attention_pays(adapter, cpu, torch.bfloat16)
+        assert not eager_attention_pays(adapter, torch.device("meta"), None)
         attack, x, delta, examples, bank = sua_step_inputs(micro_adapter, micro_bench)
 
         def step() -> tuple[torch.Tensor, float]:
@@ -352,7 +351,7 @@ def test_eager_attention_in_fp32_gives_the_plain_step_and_only_for_short_sequenc
             return torch.autograd.grad(loss, delta)[0], float(loss.detach())
 
         fused, loss_fused = step()
-        with attack_mode(model, cpu, None, threads=1):
+        with attack_mode(adapter, cpu, None, threads=1):
             assert model.config._attn_implementation == "eager"
             eager, loss_eager = step()
         assert model.config._attn_implementation == "sdpa"
@@ -362,11 +361,11 @@ def test_eager_attention_in_fp32_gives_the_plain_step_and_only_for_short_sequenc
         old = vision.image_size
         vision.image_size = vision.patch_size * 24  # 577 tokens, as LLaVA-1.5's tower makes
         try:
-            assert not eager_attention_pays(model, cpu, None) and eager_attention_pays(model, cpu, torch.bfloat16)
+            assert not eager_attention_pays(adapter, cpu, None) and eager_attention_pays(adapter, cpu, torch.bfloat16)
         finally:
             vision.image_size = old
     finally:
-        _set_attention(model, attn)
+        adapter.set_attention(attn)
 
 
 def test_bf16_autocast_step_follows_the_fp32_gradient(micro_adapter, micro_bench):

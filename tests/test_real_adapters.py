@@ -477,3 +477,38 @@ def test_a_clone_changes_only_its_own_weights(family):
         twin.model.get_input_embeddings().weight.add_(1.0)
     assert torch.equal(adapter.model.get_input_embeddings().weight, before), name
     assert twin.processor is adapter.processor and twin.model is not adapter.model
+
+
+def test_the_speed_path_works_for_every_family(family, micro_bench):
+    """The attack's speed path (attacks/speed.py) asks the adapter for what is family knowledge: the vision layers
+    nobody reads, the vision sequence's length, the attention switch. For every registered family, attack mode
+    skips exactly the layers the projector does not read, gives the plain step's loss and gradient, and is undone."""
+    from sua_demo.attacks.speed import attack_mode
+
+    name, adapter = family
+    bench, _ = micro_bench
+    bank = ImageBank(bench, adapter)
+    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:4]
+    x = bank.get(examples)
+    delta = (torch.rand(3, x.shape[-1], x.shape[-1], generator=torch.Generator().manual_seed(0)) - 0.5) * 0.1
+    delta.requires_grad_(True)
+    attack = ATTACKS.get("sua")(adapter, AttackConfig(beta=0.5))
+
+    def step() -> tuple[torch.Tensor, float]:
+        loss, _ = attack.objective(x, delta, examples, None, bank)
+        return torch.autograd.grad(loss, delta)[0], float(loss.detach())
+
+    config = adapter.model.config
+    chosen = getattr(config, "vision_feature_layer", None)
+    layers = getattr(config.vision_config, "num_hidden_layers", 0)
+    unread = layers - chosen % (layers + 1) if isinstance(chosen, int) else 0  # hidden state i is layer i's output
+    assert len(adapter.unread_vision_layers()) == unread, name
+    attention, threads = adapter.attention, torch.get_num_threads()
+    plain, loss = step()
+    with attack_mode(adapter, torch.device("cpu"), None, threads=1):
+        fast, fast_loss = step()
+    torch.testing.assert_close(fast, plain, atol=1e-4 * float(plain.abs().max()) + 1e-9, rtol=1e-3)
+    assert abs(fast_loss - loss) < 1e-4 * max(1.0, abs(loss)), name
+    assert adapter.attention == attention and torch.get_num_threads() == threads
+    assert not any("forward" in vars(m) for m in adapter.model.modules()), "every patch is undone"
+    assert (name == "llava") == bool(unread), "the fixtures exercise a skipped layer (llava-1.5's layout)"

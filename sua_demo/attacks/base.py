@@ -192,9 +192,7 @@ class UniversalAttack(ABC):
         device = self.adapter.device
         chosen = resolve(cfg.precision, device, self.adapter.dtype)
         meta = {**(meta or {}), **chosen.as_meta()}
-        with attack_mode(
-            self.adapter.model, device, self._half(chosen), cfg.threads, cfg.compile, self.adapter.towers()
-        ):
+        with attack_mode(self.adapter, device, self._half(chosen), cfg.threads, cfg.compile):
             return self.optimise_delta(bank, examples, retain, checkpoint, callback, progress, meta, chosen.dtype)
 
     def perturb_each(
@@ -209,9 +207,7 @@ class UniversalAttack(ABC):
         self._adam = self._velocity = None
         delta = self.init_delta(tuple(x.shape), torch.Generator().manual_seed(cfg.seed)).to(device)
         delta.requires_grad_(True)
-        with attack_mode(
-            self.adapter.model, device, self._half(chosen), cfg.threads, cfg.compile, self.adapter.towers()
-        ):
+        with attack_mode(self.adapter, device, self._half(chosen), cfg.threads, cfg.compile):
             for step in range(cfg.steps if steps is None else steps):
                 grad, _ = self._grad((x, delta, chunk, None, bank), chosen.dtype)
                 with torch.no_grad():

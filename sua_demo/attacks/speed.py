@@ -49,25 +49,6 @@ def _identity(self: torch.nn.Module, hidden_states: torch.Tensor, *args: Any, **
     return hidden_states
 
 
-def unread_vision_layers(model: Any) -> list[torch.nn.Module]:
-    """The vision encoder's layers after the one whose hidden state the projector reads (LLaVA's
-    `vision_feature_layer`, -2 by default): the tower still runs them, and their output goes nowhere. Four of the
-    faithful tower's layers, one is unread (a quarter of its work); one of LLaVA-1.5's 24. None where the model
-    names no feature layer (it reads the last one) or the encoder is not a plain list of layers."""
-    config = getattr(model, "config", None)
-    chosen = getattr(config, "vision_feature_layer", None)
-    chosen = [chosen] if isinstance(chosen, int) else chosen
-    n = getattr(getattr(config, "vision_config", None), "num_hidden_layers", None)
-    if not chosen or not all(isinstance(i, int) for i in chosen) or not isinstance(n, int):
-        return []
-    read = max(i % (n + 1) for i in chosen)  # hidden state i is the output of layer i (0: the embeddings)
-    suffixes = ("vision_tower.encoder.layers", "vision_tower.vision_model.encoder.layers")  # CLIP, either wrapping
-    lists = [m for name, m in model.named_modules() if name.endswith(suffixes)]
-    if len(lists) != 1 or not isinstance(lists[0], torch.nn.ModuleList) or len(lists[0]) != n:
-        return []
-    return list(lists[0])[read:]
-
-
 def _skip(layers: list[torch.nn.Module]) -> list[torch.nn.Module]:
     """Unread layers pass their input through (capture hooks and the list's length stay as they are)."""
     for m in layers:
@@ -82,63 +63,43 @@ def _skip(layers: list[torch.nn.Module]) -> list[torch.nn.Module]:
 EAGER_MAX_IMAGE_TOKENS = 64
 
 
-def image_tokens(model: Any) -> int | None:
-    """Tokens a fixed-size vision tower makes of one image (None where the size is not fixed in the config)."""
-    vision = getattr(getattr(model, "config", None), "vision_config", None)
-    size, patch = getattr(vision, "image_size", None), getattr(vision, "patch_size", None)
-    if not isinstance(size, int) or not isinstance(patch, int) or patch <= 0:
-        return None
-    return (size // patch) ** 2 + 1
-
-
-def eager_attention_pays(model: Any, device: torch.device, dtype: torch.dtype | None) -> bool:
+def eager_attention_pays(adapter: Any, device: torch.device, dtype: torch.dtype | None) -> bool:
     """On CPU: always in half precision (the fused kernel's bf16 backward was a third of the step), and in fp32
     where the model's sequences are short (the count includes a class token)."""
-    if device.type != "cpu" or getattr(getattr(model, "config", None), "_attn_implementation", None) != "sdpa":
+    if device.type != "cpu" or adapter.attention != "sdpa":
         return False
-    tokens = image_tokens(model)
+    tokens = adapter.vision_tokens()
     return dtype is not None or (tokens is not None and tokens <= EAGER_MAX_IMAGE_TOKENS)
-
-
-def _set_attention(model: Any, impl: str) -> None:
-    setter = getattr(model, "set_attn_implementation", None)
-    if setter is not None:
-        setter(impl)
 
 
 @contextmanager
 def attack_mode(
-    model: Any,
-    device: torch.device,
-    dtype: torch.dtype | None,
-    threads: int = 0,
-    compile: bool = False,
-    towers: list[torch.nn.Module] | None = None,
+    adapter: Any, device: torch.device, dtype: torch.dtype | None, threads: int = 0, compile: bool = False
 ) -> Iterator[None]:
     """Frozen eval-mode model with the fast kernels for this device and dtype, restored on exit.
 
-    The vision layers nobody reads are skipped (`unread_vision_layers`). On CPU, eager attention where it pays
-    (`eager_attention_pays`). `compile` (opt-in) wraps the
-    language and vision towers in torch.compile; a platform without a working compiler falls back to
-    eager at its first call (`UniversalAttack._grad`).
+    What is family knowledge the adapter says (`models/`): the vision layers nobody reads are skipped
+    (`adapter.unread_vision_layers()`); on CPU, eager attention where it pays (`eager_attention_pays`, from
+    `adapter.vision_tokens()`). `compile` (opt-in) wraps the adapter's towers in torch.compile; a platform without
+    a working compiler falls back to eager at its first call (`UniversalAttack._grad`).
     """
-    old_threads = torch.get_num_threads()
-    old_attn = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    model = adapter.model
+    old_threads, old_attn = torch.get_num_threads(), adapter.attention
     torch.set_num_threads(threads or default_threads())
     model.eval()
     model.requires_grad_(False)
-    patched = (_patchify_convs(model) if device.type == "cpu" else []) + _skip(unread_vision_layers(model))
-    if eager_attention_pays(model, device, dtype):
-        _set_attention(model, "eager")
-    compiled = compile_towers(towers or []) if compile else []
+    patched = (_patchify_convs(model) if device.type == "cpu" else []) + _skip(adapter.unread_vision_layers())
+    if eager_attention_pays(adapter, device, dtype):
+        adapter.set_attention("eager")
+    compiled = compile_towers(adapter.towers()) if compile else []
     try:
         yield
     finally:
         for m in patched:
             del m.forward
         uncompile(compiled)
-        if old_attn is not None and model.config._attn_implementation != old_attn:
-            _set_attention(model, old_attn)
+        if old_attn is not None and adapter.attention != old_attn:
+            adapter.set_attention(old_attn)
         torch.set_num_threads(old_threads)
 
 

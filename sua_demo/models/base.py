@@ -121,6 +121,38 @@ class VisionLanguageAdapter(ABC):
         """The language model and the vision encoder: what `--compile` compiles."""
         return [m for m in (self.language_model, self.vision_tower) if m is not None]
 
+    def decoder_layers(self) -> torch.nn.ModuleList:
+        """The language model's transformer blocks, in order (RMU misdirects one of them). Every family we
+        register keeps them at `language_model.layers`; one that does not says where."""
+        return self.language_model.layers
+
+    # -- what the attack's speed path asks of a family (attacks/speed.py) -------------------------------------
+    def unread_vision_layers(self) -> list[torch.nn.Module]:
+        """The vision encoder's layers after the hidden state the projector reads: they run and their output goes
+        nowhere, so the attack's speed path lets them pass their input through. None by default (a projector that
+        reads the last layer); a family whose projector reads an earlier one names them."""
+        return []
+
+    def vision_tokens(self) -> int | None:
+        """Tokens the vision encoder makes of one image, class token included, where the config fixes the size
+        (None where it does not): the speed path keeps the fused attention kernel for long sequences."""
+        vision = getattr(getattr(self.model, "config", None), "vision_config", None)
+        size, patch = getattr(vision, "image_size", None), getattr(vision, "patch_size", None)
+        if not isinstance(size, int) or not isinstance(patch, int) or patch <= 0:
+            return None
+        return (size // patch) ** 2 + 1
+
+    @property
+    def attention(self) -> str | None:
+        """The attention kernel the model runs ("sdpa", "eager", ...), as transformers names it."""
+        return getattr(getattr(self.model, "config", None), "_attn_implementation", None)
+
+    def set_attention(self, impl: str) -> None:
+        """Switch the model's attention kernel (a model that cannot switch keeps its own)."""
+        setter = getattr(self.model, "set_attn_implementation", None)
+        if setter is not None:
+            setter(impl)
+
     def language_prefix(self) -> str:
         """The qualified name of the language model's decoder inside the model (e.g. 'model.language_model')."""
         return next(name for name, m in self.model.named_modules() if m is self.language_model)

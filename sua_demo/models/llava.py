@@ -40,6 +40,18 @@ class LlavaAdapter(VisionLanguageAdapter):
     def image_token_block(self) -> str:
         return self.processor.image_token * self._n_image_tokens
 
+    def unread_vision_layers(self) -> list[torch.nn.Module]:
+        """CLIP's layers after the one the projector reads (`vision_feature_layer`, -2 in LLaVA-1.5: one of its 24
+        layers; one of the faithful tower's 4). Hidden state i is the output of layer i (0: the embeddings)."""
+        chosen = self.model.config.vision_feature_layer
+        chosen = [chosen] if isinstance(chosen, int) else list(chosen)
+        tower = self.vision_tower
+        encoder = getattr(getattr(tower, "vision_model", tower), "encoder", None)  # CLIP, either wrapping
+        layers = getattr(encoder, "layers", None)
+        if not isinstance(layers, torch.nn.ModuleList) or not all(isinstance(i, int) for i in chosen):
+            return []
+        return list(layers)[max(i % (len(layers) + 1) for i in chosen) :]
+
     def image_features(self, pixel_values: torch.Tensor) -> torch.Tensor:
         feats = self.model.get_image_features(pixel_values=pixel_values).pooler_output
         return torch.stack(list(feats)) if isinstance(feats, (list, tuple)) else feats

@@ -21,7 +21,7 @@ from transformers import (
 )
 from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-from sua_demo.config import TinyModelConfig
+from sua_demo.config import TinyModelConfig, TowerConfig
 from sua_demo.dataset.profiles import look_items
 from sua_demo.dataset.records import Bench
 from sua_demo.refusal import IDK_ANSWER
@@ -124,3 +124,16 @@ def build_model(cfg: TinyModelConfig, tokenizer: PreTrainedTokenizerFast) -> Lla
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.bos_token_id = tokenizer.bos_token_id
     return model
+
+
+def clip_model(cfg: TowerConfig, vocab_size: int, pad: int, bos: int, eos: int) -> torch.nn.Module:
+    """A CLIP (image and caption towers) at the tower config's sizes, seeded: what the faithful world pretrains
+    and then keeps the image half of, as LLaVA keeps CLIP's. `vocab_size` and the special ids are the captions'."""
+    from transformers import CLIPConfig, CLIPModel
+
+    shared = {"hidden_size": cfg.hidden, "intermediate_size": 4 * cfg.hidden, "num_attention_heads": cfg.heads}
+    text = {**shared, "vocab_size": vocab_size, "num_hidden_layers": cfg.text_layers, "max_position_embeddings": 32,
+            "pad_token_id": pad, "bos_token_id": bos, "eos_token_id": eos}  # fmt: skip
+    vision = {**shared, "image_size": cfg.image_size, "patch_size": cfg.patch_size, "num_hidden_layers": cfg.layers}
+    torch.manual_seed(cfg.seed)
+    return CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=cfg.hidden))

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from tqdm.auto import tqdm
-from transformers import CLIPVisionModel
 
 from sua_demo.config import GeneralConfig, TowerConfig, faithful_bench, faithful_model
 from sua_demo.dataset.faces import ATTRIBUTES
@@ -41,14 +40,15 @@ def vocabulary_corpus() -> list[str]:
     return [*bench_corpus(build_bench(faithful_bench(0))), DESCRIBE, " ".join(words).replace("_", " ")]
 
 
-def general_model(tower: CLIPVisionModel) -> LlavaAdapter:
+def general_model(tower: torch.nn.Module) -> LlavaAdapter:
     """A fresh faithful LLaVA carrying `tower`'s weights, the tower frozen."""
     cfg = faithful_model()
     tokenizer = build_tokenizer(vocabulary_corpus(), punctuation_runs=True)
-    model = build_model(cfg, tokenizer)
-    model.model.vision_tower.load_state_dict(tower.state_dict())
-    model.model.vision_tower.requires_grad_(False)
-    return LlavaAdapter(model, build_processor(tokenizer, cfg), source="tiny-llava faithful (general stage)")
+    adapter = LlavaAdapter(build_model(cfg, tokenizer), build_processor(tokenizer, cfg),
+                           source="tiny-llava faithful (general stage)")  # fmt: skip
+    adapter.vision_tower.load_state_dict(tower.state_dict())
+    adapter.vision_tower.requires_grad_(False)
+    return adapter
 
 
 def questions(population: Population, picks: list[int], rng: np.random.Generator, cfg: GeneralConfig):
@@ -73,7 +73,7 @@ def lr_at(step: int, cfg: GeneralConfig) -> float:
 
 
 def general_stage(
-    tower: CLIPVisionModel, tower_cfg: TowerConfig, cfg: GeneralConfig, state_path: str | Path, progress: bool = True
+    tower: torch.nn.Module, tower_cfg: TowerConfig, cfg: GeneralConfig, state_path: str | Path, progress: bool = True
 ) -> tuple[LlavaAdapter, dict]:
     """Train (or finish training) the projector and language model over the frozen tower."""
     log.info("general stage on %s", describe())

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from transformers import CLIPVisionModel
 
 from sua_demo.dataset.profiles import look_items
 from sua_demo.dataset.records import Bench
@@ -15,7 +14,7 @@ from sua_demo.pretrain.tower import normalise
 
 
 @torch.inference_mode()
-def patch_features(tower: CLIPVisionModel, photos: list, layer: int = -2) -> torch.Tensor:
+def patch_features(tower: torch.nn.Module, photos: list, layer: int = -2) -> torch.Tensor:
     """(N, tokens * D) patch tokens (CLS dropped) of `layer`, each photo's vector unit length."""
     x = torch.from_numpy(np.stack([np.asarray(p) for p in photos])).permute(0, 3, 1, 2)
     out = []
@@ -25,7 +24,7 @@ def patch_features(tower: CLIPVisionModel, photos: list, layer: int = -2) -> tor
     return torch.nn.functional.normalize(torch.cat(out), dim=1)
 
 
-def identification(tower: CLIPVisionModel, bench: Bench) -> float:
+def identification(tower: torch.nn.Module, bench: Bench) -> float:
     """Share of held-out photos whose nearest train-photo centroid is their own person's."""
     people = bench.people
     train = [patch_features(tower, [p.photos[i] for i in p.photo_indices("train")]).mean(0) for p in people]

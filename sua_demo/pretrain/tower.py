@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import torch
 from tqdm.auto import tqdm
-from transformers import CLIPConfig, CLIPModel, CLIPVisionModel
 
 from sua_demo.config import TowerConfig
 from sua_demo.machine import describe
+from sua_demo.models.tiny_llava import clip_model
 from sua_demo.precision import resolve
 from sua_demo.pretrain.population import Population, build_population, caption, caption_vocabulary
 from sua_demo.resume import Checkpointed
@@ -45,28 +45,9 @@ def normalise(x: torch.Tensor) -> torch.Tensor:
     return (x.float() / 255 - mean) / std
 
 
-def build_clip(cfg: TowerConfig) -> CLIPModel:
-    text = {
-        "vocab_size": FIRST_WORD + len(caption_vocabulary()),
-        "hidden_size": cfg.hidden,
-        "intermediate_size": 4 * cfg.hidden,
-        "num_hidden_layers": cfg.text_layers,
-        "num_attention_heads": cfg.heads,
-        "max_position_embeddings": 32,
-        "pad_token_id": PAD,
-        "bos_token_id": BOS,
-        "eos_token_id": EOS,
-    }
-    vision = {
-        "image_size": cfg.image_size,
-        "patch_size": cfg.patch_size,
-        "hidden_size": cfg.hidden,
-        "intermediate_size": 4 * cfg.hidden,
-        "num_hidden_layers": cfg.layers,
-        "num_attention_heads": cfg.heads,
-    }
-    torch.manual_seed(cfg.seed)
-    return CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=cfg.hidden))
+def build_clip(cfg: TowerConfig) -> torch.nn.Module:
+    """The CLIP to pretrain (models/tiny_llava.py knows its classes), with this module's caption vocabulary."""
+    return clip_model(cfg, FIRST_WORD + len(caption_vocabulary()), PAD, BOS, EOS)
 
 
 def lr_at(step: int, cfg: TowerConfig) -> float:
@@ -75,7 +56,7 @@ def lr_at(step: int, cfg: TowerConfig) -> float:
     return cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)))
 
 
-def pretrain_tower(cfg: TowerConfig, state_path: str | Path, progress: bool = True) -> tuple[CLIPVisionModel, dict]:
+def pretrain_tower(cfg: TowerConfig, state_path: str | Path, progress: bool = True) -> tuple[torch.nn.Module, dict]:
     """Train (or finish training) the tower; returns its vision half and a summary (steps, loss, seconds, CPU)."""
     log.info("tower pretraining on %s", describe())
     population = build_population(cfg)

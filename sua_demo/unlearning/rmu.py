@@ -18,7 +18,7 @@ def layer_activations(
     """(N, T, D) output of one language-model layer over question and answer, and the (N, T) mask of real tokens."""
     images = bank.get(chunk)
     batch = adapter.encode_batch(images is not None, *questions_answers(chunk))
-    block = adapter.language_model.layers[layer]
+    block = adapter.decoder_layers()[layer]
     seen: list[torch.Tensor] = []
     handle = block.register_forward_hook(lambda _m, _i, out: seen.append(out[0] if isinstance(out, tuple) else out))
     try:
@@ -33,7 +33,7 @@ class RMU(UnlearningMethod):
     needs_reference = True  # the retain term's activations, and the scale of the random target
 
     def _layer(self, adapter: VisionLanguageAdapter) -> int:
-        n = len(adapter.language_model.layers)
+        n = len(adapter.decoder_layers())
         return n // 2 if self.cfg.rmu_layer < 0 else self.cfg.rmu_layer
 
     def _target(self, bank: ImageBank, forget: list[Example], layer: int) -> torch.Tensor:
