@@ -382,7 +382,7 @@ def test_a_live_audit_stops_when_its_mcp_client_leaves(app_url):
 
     pytest.importorskip("mcp")
     person = str(state().engine.bench.forget_ids[0])
-    seen, _ = asyncio.run(_audit_over_mcp(app_url, person, leave_after=10))
+    seen, _ = asyncio.run(_audit_over_mcp(app_url, person, leave_after=6))
     assert seen >= 1, "the audit never started"
     left = time.monotonic()
     while _workers() and time.monotonic() - left < 60:  # the method under way ends, and then nothing runs
