@@ -116,20 +116,24 @@ def build_app() -> gr.Blocks:
         outputs = [table, note, preview, views, slider, metrics, exports, banner]
         opt_out = [loss_plot, opt_status, delta_view, download]
         batch_out = [batch_table, batch_plot, budget_plot, batch_csv]
-        request_in = [*image_in, question, *noise_in, optimised, denoiser, vanilla, retrain]  # Request's order
+        request_in = {  # Request's fields, by name
+            **dict(model=model, person=person, photo=photo, upload=upload, question=question, denoiser=denoiser),
+            **dict(noise_source=noise_source, noise_file=noise_file, optimised=optimised),
+            **dict(vanilla=vanilla, retrain=retrain),
+        }
         blank = (text.WORKING, "", "", None, None, None, None, None, "", None, "")
         quiet = {"api_name": False, "show_progress": "hidden"}
 
         def show(values: dict) -> Any:
             """A page action's one request, built here from what the page holds, and its one call."""
-            yield from tools.show_page(Request(*(values[c] for c in request_in)))
+            yield from tools.show_page(Request(**{name: values[c] for name, c in request_in.items()}))
 
         page = shown(handler(show), 11, keep={8: text.NO_RESULT})  # a mistake: the message box, no stale verdict
 
         def apply(event: Any) -> None:
             """Stale results go first; then the answers (fast), the verdict over the photos, the map."""
             event.then(lambda: blank, None, [verdict_box, *outputs, umap_plot, map_text], **quiet).then(
-                page, set(request_in), [*outputs, verdict_box, umap_plot, map_text, message], api_name=False
+                page, set(request_in.values()), [*outputs, verdict_box, umap_plot, map_text, message], api_name=False
             )
 
         load_in, load_out = [model, person, role, loaded], [model, status, gallery, person, photo, examples, loaded]
@@ -168,13 +172,9 @@ def build_app() -> gr.Blocks:
         batch_btn.click(shown(tools.batch, 4, at=0), [*batch_in, optimised], batch_out, api_name=False)
 
         # the API and the MCP tools (sua_demo/ui/api.py): words and JSON, on no trigger of the page
-        words, data, noise_out = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.File(visible=False)
-        audit_in = [model, audit_person]
-        api_in = ([model, person, role], answer_in, verdict_in, map_in, [*opt_in, run_id], audit_in, batch_in)
-        for fn, ins in zip(api.TOOLS, api_in, strict=True):
-            outs = [words, data, noise_out] if fn is api.optimise else [words, data]
-            gr.on([], fn, ins, outs, api_name=fn.__name__, **(HEAVY if fn in api.HEAVY else {}))
-        gr.on([], api.stop, [run_id], words, api_name="stop", queue=False)
+        to_load, audit_in = [model, person, role], [model, audit_person]
+        api_in = (to_load, answer_in, verdict_in, map_in, [*opt_in, run_id], audit_in, batch_in)
+        api.register(dict(zip(api.TOOLS, api_in, strict=True)), run_id)
     return demo
 
 

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Request:
     """What the page holds for one image: which model, image, question, noise and denoiser, and for a model of
-    the user's own its before-unlearning and retrain-control models. Built once per action."""
+    the user's own its before-unlearning and retrain-control models. Built once per action, by keyword only (a
+    reordered field cannot silently swap two inputs)."""
 
     model: str
     person: str = ""

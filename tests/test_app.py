@@ -77,7 +77,8 @@ def shown(app, person, photo=5, upload=None, question="", source="shipped", nois
     from sua_demo.request import Request
     from sua_demo.ui.gradio_glue import handler
 
-    req = Request(model, person, photo, upload, question, source, noise_file, None, denoiser)
+    req = Request(model=model, person=person, photo=photo, upload=upload, question=question, noise_source=source,
+                  noise_file=noise_file, denoiser=denoiser)  # fmt: skip
     run = handler(app.show_page)(req)
     answers, verdict = next(run)[:8], next(run)[8]
     run.close()

@@ -155,7 +155,8 @@ def test_the_shipped_model_map_and_comparison_name_the_photo_and_say_auroc_in_wo
     who = f"#{pid} {engine.person(pid).name}, photo 5"
     from sua_demo.look import Request, look
 
-    fig, caption = stealth.map_view(next(look(engine, Request(DEFAULT_MODEL, f"#{pid}", 5), ("map",))))
+    req = Request(model=DEFAULT_MODEL, person=f"#{pid}", photo=5)
+    fig, caption = stealth.map_view(next(look(engine, req, ("map",))))
     assert fig.data[-1].name == embedding_map.VISITOR_TRACE
     assert any(a.text == f"<b>{embedding_map.short_label(who)}</b>" for a in fig.layout.annotations)
     assert f"**On the map: {who}**" in caption and "% of the time" in caption and "bench average" in caption

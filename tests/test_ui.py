@@ -211,13 +211,13 @@ def test_concurrent_first_requests_load_a_model_once(engine):
 )
 def test_bad_people_and_photos_are_refused(engine, person, photo, message):
     with pytest.raises(SuaError, match=message):
-        next(look(engine, Request("idk", person, photo)))
+        next(look(engine, Request(model="idk", person=person, photo=photo)))
 
 
 def test_an_upload_is_shown_with_the_banner(engine, tmp_path):
     path = tmp_path / "me.png"
     engine.photo(3, 6).resize((150, 150)).save(path)
-    p = page.answers_view(next(look(engine, Request("idk", "", 5, str(path)), ("story",))))
+    p = page.answers_view(next(look(engine, Request(model="idk", person="", photo=5, upload=str(path)), ("story",))))
     assert p.preview_caption == "your photo" and page.UPLOAD_BANNER in p.banner
     assert p.preview.size[0] >= 256 and all(r.truth is None for r in p.story.rows)
 
@@ -267,7 +267,7 @@ def test_one_request_reads_an_upload_once_and_computes_its_story_once(engine, tm
     real_read, real_story = looking.read_image, engine.story
     monkeypatch.setattr(looking, "read_image", lambda p: reads.append(p) or real_read(p))
     monkeypatch.setattr(engine, "story", lambda *a, **k: stories.append(1) or real_story(*a, **k))
-    stages = list(look(engine, Request("idk", "", 5, str(path))))
+    stages = list(look(engine, Request(model="idk", person="", photo=5, upload=str(path))))
     assert len(stages) == 3 and len(reads) == 1 and len(stories) == 1
     seen = stages[-1]
     assert seen.story is not None and seen.points is not None and seen.verdict is None  # an upload has no truth
@@ -275,8 +275,8 @@ def test_one_request_reads_an_upload_once_and_computes_its_story_once(engine, tm
 
 
 def test_a_bench_persons_stages_are_the_story_the_verdict_and_the_map(engine):
-    seen = list(look(engine, Request("idk", "#5", 5)))[-1]
+    seen = list(look(engine, Request(model="idk", person="#5", photo=5)))[-1]
     assert seen.who.startswith("#5 ") and seen.verdict is not None and seen.verdict.photos == 7
     assert page.verdict_view(seen).count("class='headline'") == 1 and len(seen.points) > 100
     with pytest.raises(SuaError, match="unknown stage"):
-        next(look(engine, Request("idk", "#5", 5), ("story", "poem")))
+        next(look(engine, Request(model="idk", person="#5", photo=5), ("story", "poem")))
