@@ -407,3 +407,29 @@ def test_a_live_audit_over_mcp_returns_within_its_bound(app_url, monkeypatch):
     assert "stopped at its time bound" in said and '"complete": false' in said, said[:500]
     assert time.monotonic() - t0 < 60
     still_up(app_url)
+
+
+async def _optimise_with_progress(url: str) -> tuple[list[str], str]:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    said: list[str] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        said.append(message or "")
+
+    async with streamablehttp_client(url + "gradio_api/mcp/") as (r, w, _), ClientSession(r, w) as s:
+        await s.initialize()
+        result = await s.call_tool("optimise", {**OPTIMISE, "steps": 20}, progress_callback=progress)
+    return said, _text(result)
+
+
+def test_a_long_mcp_tool_streams_its_progress_to_a_client_that_asks(app_url):
+    import asyncio
+
+    pytest.importorskip("mcp")
+    said, result = asyncio.run(_optimise_with_progress(app_url))
+    steps = [m for m in said if m.startswith("Progress ") and " of 20" in m]  # the run's own status, step by step
+    assert steps and all("Step" in m for m in steps), said
+    assert "done: 20 steps" in result and '"done": true' in result, result[:300]
+    still_up(app_url)

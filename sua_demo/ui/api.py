@@ -185,7 +185,7 @@ def optimise(  # type: ignore[no-untyped-def]
         done = view.files is not None
         data = {"status": view.status, "done": done}
         if not done:
-            progress(None, desc=view.status)
+            progress((view.done, view.total or None), desc=view.status)
         noise = next((f for f in view.files or [] if f.endswith(".safetensors")), None)  # the last δ, served by URL
         yield view.status, as_json(data), noise
 
@@ -212,9 +212,9 @@ def audit(model: str, person: str = "", progress=gr.Progress()):  # type: ignore
         yield plain(audit_view.NOTE + "\n\n" + markdown(report)), as_json(report)
         return
     deadline = time.monotonic() + AUDIT_BOUND_S
-    for status, report in audit_view.live_audit(eng, model, person, deadline=deadline):
+    for status, report, done in audit_view.live_audit(eng, model, person, deadline=deadline):
         if report is None:
-            progress(None, desc=status)
+            progress(done, desc=status)
             yield status, as_json({"status": status, "done": False})
         else:
             yield plain(status + "\n\n" + markdown(report)), as_json(report)

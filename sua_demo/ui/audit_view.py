@@ -64,12 +64,12 @@ class Abandoned(Exception):
 
 def live_audit(
     engine: Engine, model: str, person: str, deadline: float | None = None
-) -> Iterator[tuple[str, dict | None]]:
+) -> Iterator[tuple[str, dict | None, tuple[int, int]]]:
     """Every method on one forget person (quick settings), beside its control; yields a progress line every second
-    with the time left at this audit's own pace (its first method, which loads and warms up, is left out), then the
-    closing line and the report. If the caller goes away (the generator is closed), the audit stops after the
-    method under way instead of keeping the cores busy for nobody; at `deadline` (time.monotonic()), it stops
-    the same way and reports the methods it finished."""
+    with the time left at this audit's own pace (its first method, which loads and warms up, is left out) and the
+    methods done of all, then the closing line and the report. If the caller goes away (the generator is
+    closed), the audit stops after the method under way instead of keeping the cores busy for nobody; at
+    `deadline` (time.monotonic()), it stops the same way and reports the methods it finished."""
     sess = engine.session(model)
     pid = person_id(person)
     if engine.bench.split_of(pid) != "forget":
@@ -97,7 +97,7 @@ def live_audit(
         try:
             while True:
                 next(run)
-                yield f"Live audit of #{pid}: {clock.status('method')}", None
+                yield f"Live audit of #{pid}: {clock.status('method')}", None, (clock.done, len(METHODS))
         except StopIteration as done:
             report = done.value
         except GeneratorExit:  # the caller left: the method under way ends, then the worker, before the slot frees
@@ -107,4 +107,4 @@ def live_audit(
                     pass
             raise
     partial = "" if report["complete"] else f", stopped at its time bound with {len(report['summary'])} methods done"
-    yield f"Live audit of #{pid}, {report['seconds']:.0f} s{partial}.", report
+    yield f"Live audit of #{pid}, {report['seconds']:.0f} s{partial}.", report, (clock.done, len(METHODS))

@@ -32,6 +32,8 @@ class OptimiseView:
     status: str
     preview: Any
     files: list[str] | None = None  # set on the final view: last and lowest-loss δ as safetensors + PNG
+    done: int = 0  # steps done, of `total`: what an MCP client's progress notifications count
+    total: int = 0
 
 
 class StepTimer:
@@ -74,4 +76,4 @@ def progress_view(
         how = "stopped early" if meta.get("stopped_early") else "done"
         loss = f", final loss {history[-1][1]:.3f}" if history else ""
         status = f"{how}: {int(meta.get('step', done))} steps in {elapsed:.0f} s{loss}"
-    return OptimiseView(loss_figure(history, steps), status, preview)
+    return OptimiseView(loss_figure(history, steps), status, preview, done=done, total=steps)

@@ -81,7 +81,7 @@ def audit(model: str, person: str = ""):  # type: ignore[no-untyped-def]
     if not person:
         yield audit_view.shipped_audit(eng, model)
         return
-    for status, report in audit_view.live_audit(eng, model, person):
+    for status, report, _ in audit_view.live_audit(eng, model, person):
         yield audit_view.audit_shown(status, report)
 
 
