@@ -21,6 +21,7 @@ from PIL import Image
 
 from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
 from sua_demo.analysis.examples import guided_examples
+from sua_demo.analysis.paired import Paired, mcnemar
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.config import World, served_world
@@ -31,6 +32,7 @@ from sua_demo.dataset.records import Bench, Person
 from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import BadValueError, SuaError, UnknownNameError
 from sua_demo.eval.evaluate import markdown_table
+from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.person import person_answers, person_examples
 from sua_demo.eval.recovery import (
     RETAIN_PEOPLE,
@@ -38,7 +40,7 @@ from sua_demo.eval.recovery import (
     attack_split,
     attacker_examples,
     protocol_groups,
-    recovery,
+    recovery_answers,
     split_meta,
 )
 from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
@@ -344,18 +346,20 @@ class Engine:
     # -- the batch tab --------------------------------------------------------------------
     def batch_report(
         self, sess: Session, noise: Noise, tasks: tuple[str, ...] = ("gen",), retain_people: int = RETAIN_PEOPLE
-    ) -> tuple[dict[str, dict[str, dict[str, float]]], str]:
-        """The recovery protocol for one given noise: clean, this noise and random noise of the same eps."""
+    ) -> tuple[dict[str, dict[str, dict[str, float]]], str, dict[str, Paired]]:
+        """The recovery protocol for one given noise: clean, this noise and random noise of the same ε; and per
+        group, the verdict's paired test of the noise against random noise on the same questions."""
         check_noise(sess, noise)
         groups = protocol_groups(self.bench, self.split_of_noise(noise), retain_people, tasks)  # type: ignore[arg-type]
-        rec = recovery(
-            sess.adapter,
-            sess.bank,
-            groups,
-            {"clean": None, "noise": noise, "random": self.random_noise(sess, noise.eps)},
-        )
+        noises = {"clean": None, "noise": noise, "random": self.random_noise(sess, noise.eps)}
+        rec, said = recovery_answers(sess.adapter, sess.bank, groups, noises)
+
+        def right(cond: str, g: str) -> list[bool]:
+            return [exact_match(a, e.item.answer) for a, e in zip(said[cond][g], groups[g], strict=True)]
+
+        tests = {g: mcnemar(right("noise", g), right("random", g)) for g in said["noise"]}
         tables = "\n".join(f"**{cond}**\n\n{markdown_table(rows)}" for cond, rows in rec.items())
-        return rec, tables
+        return rec, tables, tests
 
 
 class _Stopped(Exception):

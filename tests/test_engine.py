@@ -47,8 +47,12 @@ def test_bad_settings_are_refused(engine, idk):
 
 
 def test_batch_report_shows_recovery_against_clean_and_random(engine, idk):
-    rec, tables = engine.batch_report(idk, idk.shipped_noise, retain_people=2)
-    assert set(rec) == {"clean", "noise", "random"}
+    rec, tables, tests = engine.batch_report(idk, idk.shipped_noise, retain_people=2)
+    assert set(rec) == {"clean", "noise", "random"} and set(tests) == set(rec["noise"])
+    attacker = tests["a_attacker_images"]  # the paired test reads the same questions the rates do
+    n = rec["noise"]["a_attacker_images"]["gen_n"]
+    gain = round((rec["noise"]["a_attacker_images"]["gen_em"] - rec["random"]["a_attacker_images"]["gen_em"]) * n)
+    assert attacker.only_first - attacker.only_second == gain and attacker.first_wins
     a = {cond: rec[cond]["a_attacker_images"]["gen_em"] for cond in rec}
     assert a["noise"] >= a["clean"] + 0.2, f"the shipped noise should recover the attacker's own photos: {a}"
     assert abs(a["random"] - a["clean"]) <= 0.05

@@ -19,7 +19,7 @@ CALLS = {  # one successful call per tool, with the shipped model and noise; wha
     "optimise": ({"model": "idk", "eps": 16, "steps": 5, "denoiser": "gaussian", "stealth": 100}, "done: 5 steps"),
     "stop": ({}, "nothing is running to stop"),
     "audit": ({"model": "idk"}, "above control"),
-    "batch": ({"model": "idk"}, "exact match"),
+    "batch": ({"model": "idk"}, "Against random noise of the same ε"),
 }
 
 

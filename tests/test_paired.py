@@ -71,3 +71,15 @@ def test_the_words_follow_the_test_not_the_counts():
     kept = _verdict(right(12, 35), none, none, right(12, 35))
     assert "does not measurably get in the way" in reading(kept, "retain")
     assert "δ brings back 8 of 35 answers" in strong.headline()
+
+
+def test_the_batch_ends_with_what_the_same_test_says_per_group():
+    from sua_demo.analysis.paired import Paired
+    from sua_demo.ui.batch import closing_sentence
+
+    said = closing_sentence(
+        {"a_attacker_images": mcnemar(right(12, 40), right(2, 40)), "c_unseen_heldout": Paired(1, 0, 1.0)}
+    )
+    assert "δ brings back 10 answers that random noise does not (p = 0.002)" in said
+    assert "no evidence beyond random noise (p = 1.00; 1 against 0)" in said
+    assert said.startswith("Against random noise of the same ε, on the same questions:")

@@ -86,7 +86,17 @@ def recovery(
     adapter: VisionLanguageAdapter, bank: ImageBank, groups: dict[str, list[Example]], noises: dict[str, Noise | None]
 ) -> dict[str, dict[str, Scores]]:
     """{condition: {group: scores}} for each noise (None = clean)."""
-    return {
-        cond: {g: score(ex, answers_with(adapter, bank, ex, noise), adapter.refusals) for g, ex in groups.items() if ex}
+    return recovery_answers(adapter, bank, groups, noises)[0]
+
+
+def recovery_answers(
+    adapter: VisionLanguageAdapter, bank: ImageBank, groups: dict[str, list[Example]], noises: dict[str, Noise | None]
+) -> tuple[dict[str, dict[str, Scores]], dict[str, dict[str, list[str]]]]:
+    """`recovery` and the answers it scored, {condition: {group: answers}}: a paired test reads the same questions
+    under two conditions."""
+    said = {
+        cond: {g: answers_with(adapter, bank, ex, noise) for g, ex in groups.items() if ex}
         for cond, noise in noises.items()
     }
+    scores = {cond: {g: score(groups[g], a, adapter.refusals) for g, a in by.items()} for cond, by in said.items()}
+    return scores, said

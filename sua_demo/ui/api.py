@@ -232,8 +232,8 @@ def batch(model: str, noise_source: str = "shipped", noise_file: str | None = No
     """
     from sua_demo.ui.batch import recovery_table
 
-    header, rows, report = recovery_table(state().engine, model, noise_source, noise_file, None)
-    lines = [" | ".join(header), *(" | ".join(str(c) for c in r) for r in rows)]
+    header, rows, report, sentence = recovery_table(state().engine, model, noise_source, noise_file, None)
+    lines = [" | ".join(header), *(" | ".join(str(c) for c in r) for r in rows), "", sentence]
     return "\n".join(lines), as_json(report)
 
 
