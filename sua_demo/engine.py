@@ -24,6 +24,7 @@ from sua_demo.analysis.examples import guided_examples
 from sua_demo.analysis.paired import Paired, mcnemar
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
+from sua_demo.attacks.noise import noise_bytes, noise_digest
 from sua_demo.config import World, served_world
 from sua_demo.data import Example
 from sua_demo.dataset import build_bench
@@ -48,7 +49,9 @@ from sua_demo.images import amplified, heatmap
 from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, Session, SessionCache
 from sua_demo.threads import streaming_on_fresh_thread
 
-__all__ = ["DEFAULT_MODEL", "SHIPPED_MODELS", "Engine", "Session", "Story"]
+# what the page reaches through the engine and nothing below it (the ui contract in pyproject.toml)
+__all__ = ["DEFAULT_MODEL", "SHIPPED_MODELS", "AttackConfig", "Engine", "Noise", "Session", "Story", "noise_bytes",
+           "noise_digest"]  # fmt: skip
 MAX_QUESTION_CHARS = 300
 MAX_STEPS = 2000
 MAP_PHOTOS = (0, 5)  # one train and one held-out photo per person in the embedding map

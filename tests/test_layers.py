@@ -25,7 +25,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_every_layer_only_imports_the_layers_below_it():
     run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "1 kept, 0 broken" in run.stdout
+    assert "2 kept, 0 broken" in run.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
@@ -36,3 +36,16 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     run = lint_imports(tmp_path)
     assert run.returncode != 0
     assert "BROKEN" in run.stdout and "sua_demo.errors -> sua_demo.ui.page" in run.stdout, run.stdout
+
+
+def test_the_page_importing_below_the_engine_breaks_the_one_door_contract(tmp_path):
+    """ui may reach the library through engine, jobs and look only: a direct import of eval (layers allow it,
+    eval is below ui) is what the forbidden contract refuses."""
+    shutil.copytree(ROOT / "sua_demo", tmp_path / "sua_demo", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    page = tmp_path / "sua_demo" / "ui" / "page.py"
+    page.write_text(page.read_text() + "\n\ndef _around() -> None:\n    import sua_demo.eval.metrics  # noqa: F401\n")
+    run = lint_imports(tmp_path)
+    assert run.returncode != 0
+    assert "the page reaches the library through the engine only BROKEN" in run.stdout, run.stdout
+    assert "sua_demo.ui.page -> sua_demo.eval.metrics" in run.stdout, run.stdout

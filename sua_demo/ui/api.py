@@ -200,12 +200,12 @@ def audit(model: str, person: str = "", progress=gr.Progress()):  # type: ignore
         model: the unlearned model.
         person: a forget person's number for a live audit; empty for the shipped audit.
     """
-    from sua_demo.audit.run import markdown
+    from sua_demo.jobs.audit import markdown, shipped_report
     from sua_demo.ui import audit_view
 
     eng = state().engine
     if not person:
-        report = audit_view.shipped_report(eng, model)
+        report = shipped_report(eng, model)
         if report is None:
             yield f"No shipped audit for {model}: give a forget person for a live one.", as_json({})
             return

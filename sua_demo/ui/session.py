@@ -43,12 +43,11 @@ class Defaults:
 
 def defaults(state: AppState | None = None) -> Defaults:
     """The library's defaults; with `state`, Optimise's steps sized to about APP_SECONDS on this machine."""
-    from sua_demo.attacks import AttackConfig
-    from sua_demo.dataset.profiles import FACT_POOLS
     from sua_demo.denoisers import DENOISERS
+    from sua_demo.engine import AttackConfig
+    from sua_demo.jobs.face import FACT_POOLS, fact_choices
     from sua_demo.look import SOURCES
     from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS
-    from sua_demo.ui.your_face import fact_choices
 
     cfg = AttackConfig()
     steps, people, person = STEP_RANGE[0], [], None

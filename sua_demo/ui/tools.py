@@ -181,9 +181,9 @@ def face_invent() -> tuple[str, ...]:
     """A made-up name and four facts the model can say, new at every press."""
     import secrets
 
-    from sua_demo.ui import your_face
+    from sua_demo.jobs.face import invent
 
-    return your_face.invent(state().engine, secrets.randbelow(2**31))
+    return invent(state().engine, secrets.randbelow(2**31))
 
 
 @handler

@@ -24,21 +24,15 @@ from typing import Any
 
 from PIL import Image
 
-from sua_demo.dataset.profiles import FACT_POOLS
 from sua_demo.engine import Engine
-from sua_demo.enrol import Visitor, invent_visitor, usable_photos
-from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS
-from sua_demo.enrol.visitor import check_visitor, sayable
 from sua_demo.errors import SuaError
-from sua_demo.eval.metrics import exact_match
 from sua_demo.images import read_image
-from sua_demo.lifecycle import EnrolReport, LifecycleConfig, StepReport, run_lifecycle
-from sua_demo.threads import streaming_on_fresh_thread
+from sua_demo.jobs import face
+from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, StepReport
 from sua_demo.ui.story import reading, verdict_html
 
 log = logging.getLogger(__name__)
 IDLE_SECONDS = 30 * 60
-FACTS = tuple(FACT_POOLS)
 PRIVACY = (
     "**Your photos stay yours.** They are held in this browser tab's session only, in memory: each uploaded file is "
     "read and deleted at once, nobody else's page or API call can reach them, and they and the models taught on "
@@ -165,18 +159,6 @@ def thumbnails_html(photos: list[Image.Image]) -> str:
     )
 
 
-def fact_choices(engine: Engine) -> dict[str, list[str]]:
-    """For each fact, the values the default model can say (the dropdowns offer them; typing another is checked)."""
-    tokenizer = engine.session("vanilla").adapter.tokenizer
-    return {k: sayable(tokenizer, FACT_POOLS[k]) for k in FACTS}
-
-
-def invent(engine: Engine, seed: int = 0) -> tuple[str, ...]:
-    """A name no bench person has and four facts, all words the model can say."""
-    name, facts = invent_visitor(engine.bench, int(seed), engine.session("vanilla").adapter.tokenizer)
-    return (name, *(facts[k] for k in FACTS))
-
-
 def steps_html(steps: list[StepReport], running: str = "") -> str:
     """Each step's time and its before → after line; the step under way last."""
     nowrap = "style='white-space:nowrap'"
@@ -207,7 +189,7 @@ def story_html(report: EnrolReport, noise: str) -> str:
             cells = []
             for c in cols:
                 said = grid[c][p][q]
-                right = exact_match(said, truth)  # the verdict's own rule
+                right = face.right(said, truth)  # the verdict's own rule
                 cells.append(f"<td class='{'right' if right else 'wrong'}'>{html.escape(said)}</td>")
             body.append(
                 f"<tr><td>{photo} ({kind})</td><td>{html.escape(question)}</td><td>{html.escape(truth)}</td>"
@@ -259,22 +241,11 @@ def run(
         if sess.stop.is_set():
             yield "stopped before it started: nothing was taught", "", "", ""
             return
-        photos, notes = usable_photos(list(sess.photos))
-        vanilla = engine.session("vanilla")
-        name, facts = check_visitor(name, facts, vanilla.adapter.tokenizer)
-        with vanilla.attack_lock:  # a private copy: nothing this run does touches the model others use
-            before = vanilla.adapter.clone()
-        shipped = engine.session("idk").shipped_noise
-        visitor = Visitor(name, facts, photos)
-        note = " ".join(notes)
-        yield f"teaching {html.escape(name)}… {note}", steps_html([], "teach"), "", ""
-
-        def work(emit: Any) -> EnrolReport:
-            cfg = LifecycleConfig(method=method)
-            return run_lifecycle(before, engine.bench, visitor, shipped, cfg, on_step=emit, stop=sess.stop)
-
+        ready = face.prepare(engine, list(sess.photos), name, facts)  # a private copy of the model
+        note = " ".join(ready.notes)
+        yield f"teaching {html.escape(ready.visitor.name)}… {note}", steps_html([], "teach"), "", ""
         done: list[StepReport] = []
-        stream = streaming_on_fresh_thread(work, tick=1.0)
+        stream = face.steps(engine, ready, method, sess.stop)
         while True:
             try:
                 item = next(stream)

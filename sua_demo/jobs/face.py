@@ -1,0 +1,77 @@
+"""*Your face* as the page runs it: a visitor's photos and facts checked, made a person, and taught, unlearned and
+attacked on a private copy of the served world's model, one step at a time on a fresh thread."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from PIL import Image
+
+from sua_demo.dataset.profiles import FACT_POOLS
+from sua_demo.engine import Engine
+from sua_demo.enrol import Visitor, invent_visitor, usable_photos
+from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS
+from sua_demo.enrol.visitor import check_visitor, sayable
+from sua_demo.eval.metrics import exact_match
+from sua_demo.lifecycle import EnrolReport, LifecycleConfig, StepReport, run_lifecycle
+from sua_demo.threads import streaming_on_fresh_thread
+
+__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "EnrolReport", "Ready", "StepReport", "fact_choices",
+           "invent", "prepare", "right", "steps"]  # fmt: skip
+
+FACTS = tuple(FACT_POOLS)
+
+
+def fact_choices(engine: Engine) -> dict[str, list[str]]:
+    """For each fact, the values the default model can say (the dropdowns offer them; typing another is checked)."""
+    tokenizer = engine.session("vanilla").adapter.tokenizer
+    return {k: sayable(tokenizer, FACT_POOLS[k]) for k in FACTS}
+
+
+def invent(engine: Engine, seed: int = 0) -> tuple[str, ...]:
+    """A name no bench person has and four facts, all words the model can say."""
+    name, facts = invent_visitor(engine.bench, int(seed), engine.session("vanilla").adapter.tokenizer)
+    return (name, *(facts[k] for k in FACTS))
+
+
+def right(said: str, truth: str) -> bool:
+    """Whether an answer is right, by the verdict's own rule."""
+    return exact_match(said, truth)
+
+
+@dataclass
+class Ready:
+    """A run about to start: the visitor (checked), what reading the photos said, the private model copy and the
+    shipped δ it is attacked with."""
+
+    visitor: Visitor
+    notes: list[str]
+    before: Any
+    shipped: Any
+
+
+def prepare(engine: Engine, photos: list[Image.Image], name: str, facts: dict[str, str]) -> Ready:
+    """Check the photos and facts (a SuaError says what is wrong) and copy the model: nothing the run does touches
+    the model other visitors use."""
+    usable, notes = usable_photos(photos)
+    vanilla = engine.session("vanilla")
+    name, facts = check_visitor(name, facts, vanilla.adapter.tokenizer)
+    with vanilla.attack_lock:
+        before = vanilla.adapter.clone()
+    return Ready(Visitor(name, facts, usable), notes, before, engine.session("idk").shipped_noise)
+
+
+def steps(
+    engine: Engine, ready: Ready, method: str, stop: threading.Event
+) -> Generator[StepReport | None, None, EnrolReport]:
+    """Teach, check, unlearn, fit δ, attack: each finished step as it lands (None every second between), then
+    the report. `stop` set ends the run after its current step."""
+
+    def work(emit: Any) -> EnrolReport:
+        cfg = LifecycleConfig(method=method)
+        return run_lifecycle(ready.before, engine.bench, ready.visitor, ready.shipped, cfg, on_step=emit, stop=stop)
+
+    return (yield from streaming_on_fresh_thread(work, tick=1.0))
