@@ -299,7 +299,13 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         elif args.second_retrain:
             print(build_second_retrain(seed))
         else:
-            print(attack_world(seed, only=args.only) if args.attack else build_world(seed, args.only))
+            print(
+                attack_world(seed, only=args.only)
+                if args.attack
+                else build_world(seed, args.only, validation=args.validation)
+            )
+        if args.validation:
+            continue  # its models and gates stay in runs/ until the rule is adopted
         ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
     gates_over_worlds()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
@@ -631,6 +637,9 @@ def _build_commands(sub: Any) -> None:
     step.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
     step.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
     step.add_argument("--second-retrain", action="store_true", help="the retrain control again from training seed 1")
+    step.add_argument("--validation", action="store_true",
+                      help="the unlearned models of the validation-photo stopping rules (faithful.VALIDATION_RULES), "
+                      "into runs/faithful/validation/")  # fmt: skip
     p.set_defaults(func=cmd_build_faithful)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")

@@ -12,6 +12,7 @@ import logging
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sua_demo.analysis.gates import all_met, gate_rows, gates_markdown
 from sua_demo.audit import run_audit
@@ -77,12 +78,35 @@ def build_general(
     return save_model_dir(adapter.model, adapter.processor, out, [tower_cfg, general_cfg, faithful_model()], extra)
 
 
+# Stopping rules that read validation photos (docs/world.md, Changes, 2026-12-05), chosen on world 0's gates alone:
+# GradDiff stops at forget <= 20 % with retain >= 0.87 x its start on every person's validation photo, with a
+# retain weight of 5 and up to 800 steps (world 0: forget 18.7 %, retain 75.9 % on held-out photos, every gate
+# held). Not the shipped recipe yet: it ships once worlds 1 and 2 are built with it and re-attacked, blind.
+VALIDATION_RULES: dict[str, dict[str, Any]] = {
+    "grad_diff": {
+        "watch": "validation",
+        "forget_target": 0.20,
+        "retain_floor": 0.87,
+        "retain_weight": 5.0,
+        "max_steps": 800,
+    },  # fmt: skip
+}
+
+
 def world_dir(seed: int) -> Path:
     return FAITHFUL if seed == 0 else RUNS / f"world{seed}"
 
 
-def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = True) -> Path:
-    """The shipped recipes on the faithful bench of this seed, from the general model; finished folders stay."""
+def validation_dir(seed: int) -> Path:
+    """Where the unlearned models of the validation-photo rules go (runs/, not shipped until they are adopted)."""
+    return RUNS / "validation" / f"world{seed}"
+
+
+def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = True, validation: bool = False) -> Path:
+    """The shipped recipes on the faithful bench of this seed, from the general model; finished folders stay.
+    `validation`: the unlearned models of VALIDATION_RULES instead, from the same vanilla, into validation_dir."""
+    if validation:
+        return _build_validation(seed, only, progress)
     general = build_general(progress=progress)
     bench_cfg = faithful_bench(seed)
     bench = build_bench(bench_cfg)
@@ -102,6 +126,27 @@ def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = T
             unlearn(out / "vanilla", bench, bench_cfg, cfg, folder, progress)
         evaluate_dir(folder, bench_cfg)
         log.info("faithful world %d: %s built in %.0f s on %s", seed, recipe.name, time.time() - t0, describe())
+    write_gates(out)
+    return out
+
+
+def _build_validation(seed: int, only: list[str] | None, progress: bool) -> Path:
+    """VALIDATION_RULES' models of this world, from its vanilla (built first by a plain `build_world`)."""
+    bench_cfg = faithful_bench(seed)
+    vanilla, out = world_dir(seed) / "vanilla", validation_dir(seed)
+    if not (vanilla / "config.json").is_file():
+        raise MissingFileError(f"no vanilla model in {shown_path(world_dir(seed))}: build the world first")
+    for recipe in (r for r in RECIPES if r.name in VALIDATION_RULES and (not only or r.name in only)):
+        folder = out / recipe.name
+        if (folder / "eval.json").is_file():
+            continue
+        t0 = time.time()
+        rule = VALIDATION_RULES[recipe.name]
+        cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model", **rule)
+        unlearn(vanilla, build_bench(bench_cfg), bench_cfg, cfg, folder, progress)
+        evaluate_dir(folder, bench_cfg)
+        log.info("faithful world %d: %s (validation rule) built in %.0f s on %s", seed, recipe.name, time.time() - t0,
+                 describe())  # fmt: skip
     write_gates(out)
     return out
 

@@ -191,3 +191,20 @@ def test_the_general_model_carries_the_pretrained_tower_and_loads_like_any_model
     for name, value in tower.state_dict().items():
         assert torch.equal(adapter.vision_tower.state_dict()[name], value.half().float()), name
     assert adapter.image_size == 112 and adapter.model.config.vision_feature_layer == -2
+
+
+def test_the_validation_rules_are_recipes_and_need_their_worlds_vanilla(tmp_path, monkeypatch):
+    """`sua build-faithful --validation` builds VALIDATION_RULES' models from a world's own vanilla, and says so in
+    one line when that world has none yet."""
+    from sua_demo import faithful
+    from sua_demo.build import RECIPES
+    from sua_demo.config import UnlearnConfig
+    from sua_demo.errors import MissingFileError
+
+    names = {r.name for r in RECIPES if r.unlearn is not None}
+    assert set(faithful.VALIDATION_RULES) <= names
+    for rule in faithful.VALIDATION_RULES.values():
+        assert rule["watch"] == "validation" and set(rule) <= set(UnlearnConfig.__dataclass_fields__)
+    monkeypatch.setattr(faithful, "world_dir", lambda seed: tmp_path / f"world{seed}")
+    with pytest.raises(MissingFileError, match="no vanilla model in .*build the world first"):
+        faithful.build_world(7, validation=True)
