@@ -484,15 +484,10 @@ def test_the_speed_path_works_for_every_family(family, micro_bench):
     nobody reads, the vision sequence's length, the attention switch. For every registered family, attack mode
     skips exactly the layers the projector does not read, gives the plain step's loss and gradient, and is undone."""
     from sua_demo.attacks.speed import attack_mode
+    from tests.test_attacks import sua_step_inputs
 
     name, adapter = family
-    bench, _ = micro_bench
-    bank = ImageBank(bench, adapter)
-    examples = image_examples(bench, bench.forget_ids, "train", ("gen",))[:4]
-    x = bank.get(examples)
-    delta = (torch.rand(3, x.shape[-1], x.shape[-1], generator=torch.Generator().manual_seed(0)) - 0.5) * 0.1
-    delta.requires_grad_(True)
-    attack = ATTACKS.get("sua")(adapter, AttackConfig(beta=0.5))
+    attack, x, delta, examples, bank = sua_step_inputs(adapter, micro_bench)
 
     def step() -> tuple[torch.Tensor, float]:
         loss, _ = attack.objective(x, delta, examples, None, bank)
