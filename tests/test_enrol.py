@@ -104,8 +104,8 @@ def test_the_lifecycle_reports_each_step_and_leaves_the_starting_model_as_it_was
     elapsed = time.perf_counter() - t0
     assert all(torch.equal(v, micro_adapter.model.state_dict()[k]) for k, v in before.items())
     assert [s.name for s in seen] == ["teach", "unlearn (idk)", "fit δ", "attack and controls"]
-    assert all(s.seconds > 0 and s.line for s in seen)  # each step is timed, and the steps' times add up to
-    assert sum(s.seconds for s in seen) <= elapsed + 0.5  # no more than the whole run took
+    assert all(s.seconds >= 0 and s.line for s in seen)  # each step timed (to 0.1 s) and described; the times
+    assert 0 < sum(s.seconds for s in seen) <= elapsed + 0.5  # add up to something, and to no more than the run
     assert set(report.verdicts) == {"fitted"}  # no shipped noise given: only the fitted one
     v = report.verdicts["fitted"]
     assert v.photos == 1 and set(v.correct) == {"clean", "delta", "random", "vanilla", "retrain_delta"}
