@@ -104,49 +104,30 @@ def validation_dir(seed: int) -> Path:
 
 def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = True, validation: bool = False) -> Path:
     """The shipped recipes on the faithful bench of this seed, from the general model; finished folders stay.
-    `validation`: the unlearned models of VALIDATION_RULES instead, from the same vanilla, into validation_dir."""
-    if validation:
-        return _build_validation(seed, only, progress)
-    general = build_general(progress=progress)
+    `validation`: the unlearned models of VALIDATION_RULES instead, from the world's own vanilla (built first by a
+    plain call), into validation_dir."""
     bench_cfg = faithful_bench(seed)
-    bench = build_bench(bench_cfg)
-    out = world_dir(seed)
+    vanilla = world_dir(seed) / "vanilla"
+    out, rules = (validation_dir(seed), VALIDATION_RULES) if validation else (world_dir(seed), {})
     unknown = sorted(set(only or []) - {r.name for r in RECIPES})
     if unknown:
         raise UnknownNameError(f"unknown model(s) {unknown}; choose from {[r.name for r in RECIPES]}")
-    for recipe in (r for r in RECIPES if not only or r.name in only):
+    if validation and not (vanilla / "config.json").is_file():
+        raise MissingFileError(f"no vanilla model in {shown_path(world_dir(seed))}: build the world first")
+    general = None if validation else build_general(progress=progress)
+    for recipe in (r for r in RECIPES if (not only or r.name in only) and (not validation or r.name in rules)):
         folder = out / recipe.name
         if (folder / "eval.json").is_file():
             continue
         t0 = time.time()
         if recipe.unlearn is None:
-            learn_people(general, bench_cfg, folder, recipe.retain_only, progress=progress)
+            learn_people(general, bench_cfg, folder, recipe.retain_only, progress=progress)  # type: ignore[arg-type]
         else:
-            cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model")
-            unlearn(out / "vanilla", bench, bench_cfg, cfg, folder, progress)
+            cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model",
+                          **rules.get(recipe.name, {}))  # fmt: skip
+            unlearn(vanilla, build_bench(bench_cfg), bench_cfg, cfg, folder, progress)
         evaluate_dir(folder, bench_cfg)
         log.info("faithful world %d: %s built in %.0f s on %s", seed, recipe.name, time.time() - t0, describe())
-    write_gates(out)
-    return out
-
-
-def _build_validation(seed: int, only: list[str] | None, progress: bool) -> Path:
-    """VALIDATION_RULES' models of this world, from its vanilla (built first by a plain `build_world`)."""
-    bench_cfg = faithful_bench(seed)
-    vanilla, out = world_dir(seed) / "vanilla", validation_dir(seed)
-    if not (vanilla / "config.json").is_file():
-        raise MissingFileError(f"no vanilla model in {shown_path(world_dir(seed))}: build the world first")
-    for recipe in (r for r in RECIPES if r.name in VALIDATION_RULES and (not only or r.name in only)):
-        folder = out / recipe.name
-        if (folder / "eval.json").is_file():
-            continue
-        t0 = time.time()
-        rule = VALIDATION_RULES[recipe.name]
-        cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model", **rule)
-        unlearn(vanilla, build_bench(bench_cfg), bench_cfg, cfg, folder, progress)
-        evaluate_dir(folder, bench_cfg)
-        log.info("faithful world %d: %s (validation rule) built in %.0f s on %s", seed, recipe.name, time.time() - t0,
-                 describe())  # fmt: skip
     write_gates(out)
     return out
 

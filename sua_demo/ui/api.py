@@ -125,13 +125,13 @@ def verdict(
         vanilla: for a model of your own, its version before unlearning.
         retrain: for a model of your own, its retrain control.
     """
-    from sua_demo.ui.story import reading
+    from sua_demo.ui.story import changed_answers, reading
 
     req = _request(model, person, photo, upload, noise_source, noise_file, vanilla=vanilla, retrain=retrain)
     seen = state().look(req, "verdict")
     if seen.verdict is None:  # an upload: no truth to check, only whether δ changed the answers
         rows = seen.story.rows
-        changed = sum(r.answers["clean"] != r.answers["delta"] for r in rows)
+        changed = changed_answers(seen.story)
         words = f"δ changed {changed} of {len(rows)} answers on your photo (no truth to check them against)."
         return words, as_json({"image": seen.who, "changed": changed, "answers": len(rows)})
     v = seen.verdict
@@ -174,7 +174,7 @@ def optimise(  # type: ignore[no-untyped-def]
     Args:
         model: the unlearned model.
         eps: L∞ budget ε in 1/255 units (1-32).
-        steps: PGD steps (1-300).
+        steps: PGD steps (5-300).
         denoiser: the denoiser inside the stealth term.
         stealth: weight of the stealth term (0 turns it off).
         run: a name for this run, which `stop` takes to stop it; empty for a secret one, given in the first

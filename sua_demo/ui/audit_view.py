@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,11 +49,12 @@ def live_audit(
     the closing line and the report. A caller that leaves stops it; a deadline bounds it."""
     clock, total = WorkClock(audit.method_work()), len(audit.METHODS)
     pid = person_id(person)
-    for done, report in audit.live(engine, model, person, deadline):
-        clock.step(done)
-        if report is None:
-            yield f"Live audit of #{pid}: {clock.status('method')}", None, (done, total)
-        else:
-            methods = len(report["summary"])
-            partial = "" if report["complete"] else f", stopped at its time bound with {methods} methods done"
-            yield f"Live audit of #{pid}, {report['seconds']:.0f} s{partial}.", report, (done, total)
+    with contextlib.closing(audit.live(engine, model, person, deadline)) as run:  # a caller that leaves closes it
+        for done, report in run:
+            clock.step(done)
+            if report is None:
+                yield f"Live audit of #{pid}: {clock.status('method')}", None, (done, total)
+            else:
+                methods = len(report["summary"])
+                partial = "" if report["complete"] else f", stopped at its time bound with {methods} methods done"
+                yield f"Live audit of #{pid}, {report['seconds']:.0f} s{partial}.", report, (done, total)

@@ -129,9 +129,14 @@ def verdict_html(v: Verdict, role: str, names: dict[str, str] | None = None) -> 
     )
 
 
+def changed_answers(story: Story) -> int:
+    """How many of a photo's answers δ changed: all there is to read where no answer is known (an upload)."""
+    return sum(r.answers["clean"] != r.answers["delta"] for r in story.rows)
+
+
 def upload_verdict_html(story: Story) -> str:
     """For a photo with no known answers: whether delta changed them, which is all there is to read."""
-    changed = sum(r.answers["clean"] != r.answers["delta"] for r in story.rows)
+    changed = changed_answers(story)
     return (
         "<div class='verdict' role='status'>"
         f"<p class='headline'>δ changed <b>{changed}</b> of {len(story.rows)} answers on your photo</p>"
