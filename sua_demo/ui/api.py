@@ -249,8 +249,8 @@ def stop(run: str | None = None, request: gr.Request = None) -> str:  # type: ig
 TOOLS = (load_model, answer, verdict, embedding_map, optimise, audit, batch)
 
 
-def register(inputs: dict[Any, list], run_id: Any) -> None:
-    """Every tool on no trigger of the page, reading the page's own components (`inputs[tool]`, in the tool's
+def register(inputs: dict[str, list], run_id: Any) -> None:
+    """Every tool on no trigger of the page, reading the page's own components (`inputs[tool name]`, in the tool's
     argument order), answering in two hidden boxes (words, JSON) and, for `optimise`, a hidden file; optimise and
     a live audit share the one heavy-job slot. Called inside the app's Blocks."""
     from sua_demo.ui.launch import HEAVY
@@ -258,5 +258,5 @@ def register(inputs: dict[Any, list], run_id: Any) -> None:
     words, data, noise = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.File(visible=False)
     for fn in TOOLS:
         outs = [words, data, noise] if fn is optimise else [words, data]
-        gr.on([], fn, inputs[fn], outs, api_name=fn.__name__, **(HEAVY if fn in (optimise, audit) else {}))
+        gr.on([], fn, inputs[fn.__name__], outs, api_name=fn.__name__, **(HEAVY if fn in (optimise, audit) else {}))
     gr.on([], stop, [run_id], words, api_name="stop", queue=False)

@@ -16,7 +16,7 @@ from sua_demo.ui.launch import HEAVY
 PAGE_ONLY = {"api_name": False, "show_progress": "hidden"}
 
 
-def build_face_tab(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
+def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
     """Lays the tab out in the current `gr.Tab` of `demo` and wires it; the lifecycle shares the Optimise queue
     slot (`launch.HEAVY`), since both keep the two cores busy. When the tab closes, the session's photos and
     Gradio's copy of its page (the thumbnails) are dropped."""
