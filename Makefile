@@ -47,7 +47,7 @@ checkpoints: install
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(VENV)/bin/sua build-all --only vanilla & v=$$!; \
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(VENV)/bin/sua build-all --only retrain & r=$$!; \
 	wait $$v && wait $$r
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only grad_diff idk ga_lora kl_lora npo_lora rmu_lora simnpo_lora
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only $$($(PY) -m sua_demo.shipped unlearned)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-dncnn
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-ddpm
 
@@ -75,9 +75,9 @@ recipes-table: install
 	    $(R)/grad_diff.json $(R)/grad_diff_momentum.json $(R)/grad_diff_block.json $(R)/grad_diff_retain.json \
 	    $(R)/grad_diff_gate.json $(R)/grad_diff_steps1000.json > checkpoints/noise/recipes.md
 
-# The residual-knowledge audit of three shipped models (after `make noises`: it reads their deltas).
+# The residual-knowledge audit of every shipped unlearned model (after `make noises`: it reads their deltas).
 audits: install
-	for m in idk grad_diff ga_lora kl_lora npo_lora rmu_lora simnpo_lora; do \
+	for m in $$($(PY) -m sua_demo.shipped unlearned); do \
 	  HF_HUB_OFFLINE=1 $(VENV)/bin/sua audit checkpoints/tiny-llava/$$m || exit 1; done
 
 clean:

@@ -16,8 +16,8 @@ from sua_demo.ui.gradio_glue import PublicBlocks
 
 def build_app() -> gr.Blocks:
     from sua_demo.ui import about_tab, attack_tab, audit_tab, batch_tab, face_tab, text
+    from sua_demo.ui.app_state import defaults
     from sua_demo.ui.launch import CACHE_SWEEP
-    from sua_demo.ui.session import defaults
 
     d = defaults(tools.state())
     with PublicBlocks(title=text.TITLE, delete_cache=CACHE_SWEEP) as demo:

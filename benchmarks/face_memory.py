@@ -20,7 +20,7 @@ from sua_demo.config import BenchConfig
 from sua_demo.enrol.visitor import procedural_photos
 from sua_demo.machine import describe
 from sua_demo.ui import your_face
-from sua_demo.ui.session import AppState
+from sua_demo.ui.app_state import AppState
 
 
 def rss_mb() -> float:

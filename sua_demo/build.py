@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sua_demo import shipped
 from sua_demo.attacks import AttackConfig
 from sua_demo.config import BenchConfig, TinyModelConfig, TrainConfig, UnlearnConfig
 from sua_demo.dataset import build_bench
@@ -83,13 +84,13 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
 
 
 # Pretrained noises: one per shipped unlearned model, each with its recovery report (docs/findings.md).
-NOISE_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "rmu_lora", "simnpo_lora")
+NOISE_MODELS = shipped.UNLEARNED
 # The two demo models get 6 attacker/unseen splits: which people fall on which side moves a split's gain by
 # +-4 to 6 points, so 3 splits could not tell a target from its neighbours. The LoRA models get the 3 the audit
 # and the report card average over (sua audit --splits 3).
 NOISE_SPLITS = {"idk": list(range(6)), "grad_diff": list(range(6))}
 LORA_SPLITS = [0, 1, 2]
-DEMO_MODELS = ("idk", "grad_diff")  # they also get the stealth ablation, per-image PGD and the studies below
+DEMO_MODELS = shipped.DEMO  # they also get the stealth ablation, per-image PGD and the studies below
 BUDGETS = (2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0)  # eps (/255) of the budget curves
 PURIFIERS = ("gaussian", "median", "jpeg", "dncnn", "ddpm")
 

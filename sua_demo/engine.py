@@ -46,11 +46,11 @@ from sua_demo.eval.recovery import (
 )
 from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
 from sua_demo.images import amplified, heatmap
-from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, Session, SessionCache
+from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, LoadedModel, LoadedModels
 from sua_demo.threads import streaming_on_fresh_thread
 
 # what the page reaches through the engine and nothing below it (the ui contract in pyproject.toml)
-__all__ = ["DEFAULT_MODEL", "SHIPPED_MODELS", "AttackConfig", "Engine", "Noise", "Session", "Story", "noise_bytes",
+__all__ = ["DEFAULT_MODEL", "SHIPPED_MODELS", "AttackConfig", "Engine", "Noise", "LoadedModel", "Story", "noise_bytes",
            "noise_digest"]  # fmt: skip
 MAX_QUESTION_CHARS = 300
 MAX_STEPS = 2000
@@ -90,23 +90,25 @@ class Engine:
         self.world = world or served_world()  # SUA_WORLD=faithful serves the faithful world (docs/world.md)
         self.bench = bench or build_bench(self.world.bench)
         self._ids = {p.id for p in self.bench.people}
-        self.sessions = SessionCache(self.world, self.bench)
+        self.sessions = LoadedModels(self.world, self.bench)
         self._random: dict[tuple[int, float], Noise] = {}
         self._map_lock = threading.Lock()
 
     # -- models ---------------------------------------------------------------------------
-    def session(self, model: str) -> Session:
+    def session(self, model: str) -> LoadedModel:
         """A shipped model's name, or (where allowed) any folder / Hub id the adapters can load."""
         return self.sessions.get(model)
 
-    def controls(self, sess: Session, vanilla: str = "", retrain: str = "") -> tuple[Session | None, Session | None]:
+    def controls(
+        self, sess: LoadedModel, vanilla: str = "", retrain: str = ""
+    ) -> tuple[LoadedModel | None, LoadedModel | None]:
         """The before-unlearning and retrain-control models beside `sess`: the shipped ones for a shipped model,
         those the user names for their own model, None (shown as not available) otherwise."""
         if sess.shipped:
             vanilla, retrain = vanilla or "vanilla", retrain or "retrain"
         return (self.session(vanilla) if vanilla else None, self.session(retrain) if retrain else None)
 
-    def random_noise(self, sess: Session, eps: float) -> Noise:
+    def random_noise(self, sess: LoadedModel, eps: float) -> Noise:
         """Uniform noise of the same eps (seed 0), the control every figure is read against."""
         key = (sess.image_size, round(eps, 8))
         if key not in self._random:
@@ -155,20 +157,20 @@ class Engine:
         items = self.bench.items([self.person(pid).id], tasks=("gen",), modalities=("image",))
         return [(q.question, q.answer) for q in items]
 
-    def prepare(self, sess: Session, image: Image.Image) -> torch.Tensor:
+    def prepare(self, sess: LoadedModel, image: Image.Image) -> torch.Tensor:
         """(3, S, S) in [0, 1], resized and cropped exactly as the model's processor does."""
         return sess.adapter.prepare_images([image])[0]
 
     # -- the story of one photo, and the verdict over a person's photos ----------------------
     def story(
         self,
-        sess: Session,
+        sess: LoadedModel,
         x: torch.Tensor,
         questions: list[tuple[str, str | None]],
         noise: Noise,
         denoiser: str = "gaussian",
-        vanilla: Session | None = None,
-        retrain: Session | None = None,
+        vanilla: LoadedModel | None = None,
+        retrain: LoadedModel | None = None,
         who: str = "",
     ) -> Story:
         """Answers on one image: before unlearning, unlearned clean / + delta / + random noise / + delta then
@@ -210,7 +212,12 @@ class Engine:
         )
 
     def person_verdict(
-        self, sess: Session, pid: int, noise: Noise, vanilla: Session | None = None, retrain: Session | None = None
+        self,
+        sess: LoadedModel,
+        pid: int,
+        noise: Noise,
+        vanilla: LoadedModel | None = None,
+        retrain: LoadedModel | None = None,
     ) -> Verdict:
         """Over all of a person's photos: right answers per condition, and how many delta brought back."""
         check_noise(sess, noise)
@@ -229,7 +236,7 @@ class Engine:
         items = examples[: len(examples) // len(photos)]
         return verdict(f"#{pid} {person.name}", [e.item.answer for e in items], answers, [e.item.fact for e in items])
 
-    def examples(self, sess: Session) -> list[dict[str, Any]]:
+    def examples(self, sess: LoadedModel) -> list[dict[str, Any]]:
         """The model's guided examples: as shipped (examples.json, measured by `make noises`), else measured now
         on its shipped noise (a few seconds, once per model)."""
         if sess.examples is None and sess.shipped_noise is not None and sess.name == sess.noise_owner:
@@ -247,7 +254,7 @@ class Engine:
     # -- optimise now ---------------------------------------------------------------------
     def optimise(
         self,
-        sess: Session,
+        sess: LoadedModel,
         eps_255: float = AttackConfig.eps * 255,
         steps: int = AttackConfig.steps,
         denoiser: str = AttackConfig.denoiser,
@@ -295,7 +302,7 @@ class Engine:
         return noise, best
 
     def optimise_stream(
-        self, sess: Session, stop: threading.Event, tick: float | None = None, **kwargs: Any
+        self, sess: LoadedModel, stop: threading.Event, tick: float | None = None, **kwargs: Any
     ) -> Iterator[tuple[int, float, torch.Tensor] | tuple[Noise, Noise | None] | None]:
         """`optimise` on a fresh thread with every core (threads.py): yields (step, loss, delta) as they come, then
         (last, best); with `tick`, None after every `tick` seconds without a step (so a page's clock moves on slow
@@ -316,7 +323,7 @@ class Engine:
 
     # -- the embedding map ----------------------------------------------------------------
     def embedding_map(
-        self, sess: Session, noise: Noise, denoiser: str = "gaussian", user_image: torch.Tensor | None = None
+        self, sess: LoadedModel, noise: Noise, denoiser: str = "gaussian", user_image: torch.Tensor | None = None
     ) -> list[dict[str, Any]]:
         """2-D points of clean, noisy and denoised embeddings of a bench sample (plus the user's image).
 
@@ -335,7 +342,7 @@ class Engine:
             points += fitted.place(_embeddings(sess, build_denoiser(denoiser), noise, user_image[None]))
         return points
 
-    def _fit_map(self, sess: Session, noise: Noise, denoiser: str) -> EmbeddingMap:
+    def _fit_map(self, sess: LoadedModel, noise: Noise, denoiser: str) -> EmbeddingMap:
         ids = (list(self.bench.forget_ids) + self.bench.retain_ids)[:MAP_PEOPLE]
         examples = [Example(self.bench.items([pid], ("gen",), ("image",))[0], ph) for pid in ids for ph in MAP_PHOTOS]
         x = sess.bank.get(examples)
@@ -348,7 +355,7 @@ class Engine:
 
     # -- the batch tab --------------------------------------------------------------------
     def batch_report(
-        self, sess: Session, noise: Noise, tasks: tuple[str, ...] = ("gen",), retain_people: int = RETAIN_PEOPLE
+        self, sess: LoadedModel, noise: Noise, tasks: tuple[str, ...] = ("gen",), retain_people: int = RETAIN_PEOPLE
     ) -> tuple[dict[str, dict[str, dict[str, float]]], str, dict[str, Paired]]:
         """The recovery protocol for one given noise: clean, this noise and random noise of the same ε; and per
         group, the verdict's paired test of the noise against random noise on the same questions."""
@@ -378,7 +385,7 @@ def public_name(model: str) -> str:
     return Path(model).name if model not in SHIPPED_MODELS and Path(model).is_absolute() else model
 
 
-def _ask(sess: Session, views: dict[str, torch.Tensor], questions: list[str]) -> dict[str, list[str]]:
+def _ask(sess: LoadedModel, views: dict[str, torch.Tensor], questions: list[str]) -> dict[str, list[str]]:
     """Every question on every view in one batched generate: {view name: answers}."""
     k = len(questions)
     images = torch.cat(list(views.values())).repeat_interleave(k, 0)
@@ -413,7 +420,7 @@ def check_denoiser(name: str) -> str:
     return name
 
 
-def check_noise(sess: Session, noise: Noise) -> None:
+def check_noise(sess: LoadedModel, noise: Noise) -> None:
     if noise.resolution != sess.image_size:
         raise SuaError(
             f"the noise is {noise.resolution} px but {sess.name} takes {sess.image_size} px; "
@@ -426,7 +433,7 @@ def fingerprint(noise: Noise) -> str:
 
 
 @torch.inference_mode()
-def _embeddings(sess: Session, denoiser: torch.nn.Module, noise: Noise, x: torch.Tensor) -> np.ndarray:
+def _embeddings(sess: LoadedModel, denoiser: torch.nn.Module, noise: Noise, x: torch.Tensor) -> np.ndarray:
     noisy = noise.apply(x)
     emb = sess.adapter.image_embeddings(torch.cat([x, noisy, denoiser(noisy)]))
     return emb.float().cpu().numpy()

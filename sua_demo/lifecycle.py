@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sua_demo import shipped
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.config import UnlearnConfig
@@ -31,7 +32,7 @@ from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.unlearn import unlearn_adapter
 
 log = logging.getLogger(__name__)
-METHODS = ("idk", "grad_diff")
+METHODS = shipped.DEMO  # the two full fine-tunes' ways of forgetting
 OTHERS = 20  # bench people whose answers are watched for collateral damage (one train, one held-out photo each)
 PROBED = 10  # of them, the ones the stopping rule reads (one train photo each): a check every few steps
 # The visitor's unlearning: the shipped demo recipes' rates and targets, the language model only, a small

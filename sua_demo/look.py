@@ -22,7 +22,7 @@ from sua_demo.engine import Engine, Story, check_question
 from sua_demo.errors import SuaError, UnknownNameError
 from sua_demo.images import read_image
 from sua_demo.request import Request
-from sua_demo.sessions import Session
+from sua_demo.sessions import LoadedModel
 
 SOURCES = ("shipped", "uploaded", "optimised")
 STAGES = ("story", "verdict", "map")
@@ -34,9 +34,9 @@ class Look:
     """A request resolved (session, controls, noise, the prepared image, who it is) and what its stages found."""
 
     request: Request
-    sess: Session
-    vanilla: Session | None
-    retrain: Session | None
+    sess: LoadedModel
+    vanilla: LoadedModel | None
+    retrain: LoadedModel | None
     noise: Noise
     noise_label: str
     x: torch.Tensor
@@ -73,7 +73,7 @@ def photo_index(value: Any) -> int:
     return int(v)
 
 
-def choose_noise(sess: Session, source: str, uploaded: str | None = None, optimised: str | None = None) -> Noise:
+def choose_noise(sess: LoadedModel, source: str, uploaded: str | None = None, optimised: str | None = None) -> Noise:
     """The noise for `source`, validated against the model (load_noise checks shape, range, eps, metadata)."""
     if source not in SOURCES:
         raise UnknownNameError(f"noise source must be one of {', '.join(SOURCES)}, got {str(source)[:40]!r}")
@@ -88,7 +88,7 @@ def choose_noise(sess: Session, source: str, uploaded: str | None = None, optimi
     return load_noise(path, sess.image_size)
 
 
-def describe_noise(sess: Session, source: str, noise: Noise) -> str:
+def describe_noise(sess: LoadedModel, source: str, noise: Noise) -> str:
     """One line: what this noise is, for the caption of every result."""
     eps = f"ε {noise.eps * 255:.0f}/255"
     if source == "shipped":

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sua_demo import shipped
 from sua_demo.attacks import Noise, load_noise
 from sua_demo.config import World
 from sua_demo.data import ImageBank
@@ -24,15 +25,15 @@ from sua_demo.errors import SuaError
 from sua_demo.models import VisionLanguageAdapter, load_adapter
 
 # every model a world may ship, in the model box's order; a world serves those its folder holds
-SHIPPED_MODELS = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "rmu_lora", "simnpo_lora", "vanilla", "retrain")
-DEFAULT_MODEL = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (docs/findings.md)
-NOISE_FALLBACK = "idk"  # vanilla and the retrain control get the IDK noise: the "same delta" control
+SHIPPED_MODELS = shipped.MODELS
+DEFAULT_MODEL = shipped.DEFAULT
+NOISE_FALLBACK = shipped.DEFAULT  # vanilla and the retrain control get the IDK noise: the "same delta" control
 MAX_NAME_CHARS = 200
 ALLOW_ENV = "SUA_ALLOW_MODELS"
 
 
 @dataclass
-class Session:
+class LoadedModel:
     """One loaded model with everything the app keeps beside it."""
 
     name: str
@@ -63,20 +64,20 @@ def custom_models_allowed(name: str, env: dict[str, str] | None = None) -> bool:
     return "*" in items or name in items
 
 
-class SessionCache:
-    """name -> Session, loaded once under a per-model lock (users of other models are not held up)."""
+class LoadedModels:
+    """name -> LoadedModel, loaded once under a per-model lock (users of other models are not held up)."""
 
     def __init__(self, world: World, bench: Bench, max_custom: int = 2) -> None:
         self.world = world
         self.shipped = tuple(n for n in SHIPPED_MODELS if (world.models / n).is_dir())
         self.bench = bench
         self.max_custom = max_custom
-        self._shipped: dict[str, Session] = {}
-        self._custom: OrderedDict[str, Session] = OrderedDict()
+        self._shipped: dict[str, LoadedModel] = {}
+        self._custom: OrderedDict[str, LoadedModel] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
 
-    def get(self, model: str) -> Session:
+    def get(self, model: str) -> LoadedModel:
         name = (model or "").strip()
         if not name:
             raise SuaError("choose a model, or type a model id or local folder")
@@ -105,7 +106,7 @@ class SessionCache:
                     self._custom.popitem(last=False)
             return sess
 
-    def _load(self, name: str) -> Session:
+    def _load(self, name: str) -> LoadedModel:
         shipped = name in self.shipped
         adapter = load_adapter(self.world.models / name if shipped else name)
         root = self.world.noise
@@ -115,7 +116,7 @@ class SessionCache:
         bank = ImageBank(self.bench, adapter)
         if folder is None:
             note = "no shipped noise for this model: upload one or optimise one"
-            return Session(name, adapter, bank, None, note, shipped=shipped)
+            return LoadedModel(name, adapter, bank, None, note, shipped=shipped)
         own = folder.name == name
         noise = load_noise(folder / "delta_split0.safetensors", adapter.image_size)
         note = f"the noise shipped for {name}" if own else f"the {folder.name} model's noise (the same-delta control)"
@@ -124,7 +125,7 @@ class SessionCache:
         measured = _json(folder / "examples.json") if own else None
         examples = measured.get("examples", []) if measured else None
         report = _json(folder / "report.json")
-        return Session(name, adapter, bank, noise, note, folder.name, plain, report, examples, shipped=shipped)
+        return LoadedModel(name, adapter, bank, noise, note, folder.name, plain, report, examples, shipped=shipped)
 
 
 def _json(path: Path) -> Any:

@@ -18,7 +18,7 @@ def test_importing_the_app_does_no_work():
     code = (
         "import sys, threading, app\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'import loaded the models stack'\n"
-        "assert 'sua_demo.ui.session' not in sys.modules, 'import built the app state'\n"
+        "assert 'sua_demo.ui.app_state' not in sys.modules, 'import built the app state'\n"
         "assert threading.active_count() == 1, 'import started threads'\n"
         "print('ok')\n"
     )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from sua_demo import shipped
 from sua_demo.build import NOISE_MODELS, RECIPES
 from sua_demo.config import BenchConfig
 from sua_demo.data import ImageBank, image_examples
@@ -127,7 +128,7 @@ def test_per_image_pgd_bounds_the_universal_noise_on_its_own_images():
     assert pgd["cloze_em"] >= universal["cloze_em"] and pgd["mc_acc"] >= universal["mc_acc"]
 
 
-DEMO = ("idk", "grad_diff")
+DEMO = shipped.DEMO
 
 
 @pytest.mark.parametrize("name", DEMO)

@@ -103,18 +103,19 @@ def test_a_bench_too_small_is_one_line(capsys, tmp_path):
 def test_flags_come_from_the_configs_and_presets():
     from sua_demo.attacks import AttackConfig
     from sua_demo.attacks.presets import PRESETS
-    from sua_demo.cli import _attack_config, parser
-    from sua_demo.cli_flags import config_from
+    from sua_demo.cli import parser
+    from sua_demo.cli.attack import attack_config
+    from sua_demo.cli.flags import config_from
     from sua_demo.config import TrainConfig, UnlearnConfig
 
     args = parser().parse_args(["attack", "m", "--out", "x"])
-    assert _attack_config(args) == AttackConfig()  # no flag: the library's defaults, not copies of them
+    assert attack_config(args) == AttackConfig()  # no flag: the library's defaults, not copies of them
     args = parser().parse_args(["attack", "m", "--out", "x", "--preset", "reference", "--steps", "7", "--eps", "8"])
-    cfg = _attack_config(args)
+    cfg = attack_config(args)
     assert cfg == PRESETS["reference"].__class__(**{**PRESETS["reference"].__dict__, "steps": 7, "eps": 8 / 255})
     assert not cfg.eot and cfg.batch_size == 6 and not cfg.stealth_grad
     args = parser().parse_args(["attack-eval", "m", "--out", "x", "--no-eot", "--fit-tasks", "gen"])
-    assert _attack_config(args).eot is False and args.fit_tasks == ["gen"]
+    assert attack_config(args).eot is False and args.fit_tasks == ["gen"]
     args = parser().parse_args(["finetune", "--out", "x", "--retain-only", "--epochs", "3"])
     assert config_from(args, TrainConfig()) == TrainConfig(retain_only=True, epochs=3)
     args = parser().parse_args(["unlearn", "--method", "idk", "--out", "x", "--lora"])

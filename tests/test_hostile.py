@@ -373,7 +373,7 @@ def read_only(tmp_path, monkeypatch):
 )
 def test_a_read_only_out_is_refused_before_the_first_step(capsys, read_only, argv, monkeypatch):
     started = []
-    monkeypatch.setattr("sua_demo.cli._bench", lambda *a: started.append(1) or pytest.fail("the run started"))
+    monkeypatch.setattr("sua_demo.cli.common.bench_of", lambda *a: started.append(1) or pytest.fail("the run started"))
     code, err = _cli(capsys, *(a.replace("{ro}", str(read_only)) for a in argv))
     assert code == 2 and err.count("\n") == 1 and "is read-only here" in err and not started, err
 

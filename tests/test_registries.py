@@ -89,3 +89,23 @@ def test_a_registry_entry_carries_its_setting_and_refuses_one_the_class_lacks():
         reg.register("typo", step=3)(Probe)
     with pytest.raises(ValueError, match="registered twice"):
         reg.register("probe3", steps=4)(Probe)
+
+
+def test_one_list_of_shipped_models():
+    """The builds, the model box, the CLI and the Makefile read `sua_demo.shipped`; the builds' recipes are exactly
+    its models, and every model has a readable label."""
+    import subprocess
+    import sys
+
+    from sua_demo import shipped
+    from sua_demo.build import DEMO_MODELS, NOISE_MODELS, RECIPES
+    from sua_demo.cli import parser
+    from sua_demo.sessions import SHIPPED_MODELS
+
+    assert {r.name for r in RECIPES} == set(shipped.MODELS) and SHIPPED_MODELS == shipped.MODELS
+    assert NOISE_MODELS == shipped.UNLEARNED and DEMO_MODELS == shipped.DEMO
+    assert all(shipped.label(m) != m for m in shipped.MODELS)
+    with pytest.raises(SystemExit):
+        parser().parse_args(["enrol", "--method", "ga_lora", "--out", "x"])  # Your face forgets the demo ways only
+    out = subprocess.run([sys.executable, "-m", "sua_demo.shipped", "unlearned"], capture_output=True, text=True)
+    assert out.stdout.split() == list(shipped.UNLEARNED)

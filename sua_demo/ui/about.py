@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sua_demo import shipped
+
 INTRO = """
 ## What this is
 Unlearning fine-tunes a multimodal LLM so that it stops revealing facts about people in photos.
@@ -49,7 +51,7 @@ def _fmt(s: dict[str, Any], key: str) -> str:
 def shipped_figures(noise_root: Path) -> str:
     """A table per shipped demo model from its report.json: gain with δ and its controls, in points."""
     parts = ["## The shipped figures (this world, from `checkpoints/noise/*/report.json`)"]
-    for model in ("idk", "grad_diff"):
+    for model in shipped.DEMO:
         path = noise_root / model / "report.json"
         if not path.is_file():
             continue

@@ -33,7 +33,7 @@ class AttackTab(SimpleNamespace):
 
 
 def build(d: Any) -> AttackTab:
-    """Lays the tab out from the page's defaults `d` (`session.Defaults`)."""
+    """Lays the tab out from the page's defaults `d` (`app_state.Defaults`)."""
     t = AttackTab(optimised=gr.State(None), loaded=gr.State(d.model))
     with gr.Row(equal_height=True):
         t.model = gr.Dropdown(d.models, value=d.model, elem_id="model", scale=2, **text.MODEL_BOX)

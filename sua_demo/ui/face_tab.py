@@ -9,6 +9,7 @@ from typing import Any
 
 import gradio as gr
 
+from sua_demo import shipped
 from sua_demo.ui import tools, your_face
 from sua_demo.ui.gradio_glue import FileInput, PhotoInput, delete_if_uploaded, drop_page_state, shown
 from sua_demo.ui.launch import HEAVY
@@ -42,7 +43,8 @@ def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
         facts = [gr.Dropdown(c, label=k, allow_custom_value=True, elem_id=f"face-{k}") for k, c in fact_choices.items()]
     with gr.Row():
         invent = gr.Button("Invent facts", elem_id="face-invent")
-        method = gr.Radio(["idk", "grad_diff"], value="idk", label="how it forgets", elem_id="face-method")
+        ways = [(shipped.label(m), m) for m in shipped.DEMO]
+        method = gr.Radio(ways, value=shipped.DEFAULT, label="how it forgets", elem_id="face-method")
         go = gr.Button("Teach, unlearn, attack", variant="primary", elem_id="face-run")
         stop = gr.Button("Stop", elem_id="face-stop")
     message = gr.HTML("", elem_id="face-message")

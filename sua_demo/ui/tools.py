@@ -14,7 +14,7 @@ from sua_demo.ui.gradio_glue import caller, handler, message_html, sentence
 
 def state() -> Any:
     """The engine, scratch folder and stop registry of this process, built on first use (not at import)."""
-    from sua_demo.ui.session import shared
+    from sua_demo.ui.app_state import shared
 
     return shared()
 

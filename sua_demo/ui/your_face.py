@@ -68,12 +68,12 @@ class FaceSession:
     used: float = field(default_factory=time.monotonic)
 
 
-def forget(sess: FaceSession | None) -> None:
+def forget(visitor: FaceSession | None) -> None:
     """The session ended or sat idle: its photos and report go, and a run of it stops after its current step."""
-    if sess is not None:
-        sess.photos.clear()
-        sess.report = None
-        sess.stop.set()
+    if visitor is not None:
+        visitor.photos.clear()
+        visitor.report = None
+        visitor.stop.set()
 
 
 class FaceSessions:
@@ -91,9 +91,9 @@ class FaceSessions:
             stale = [k for k, s in self._by_key.items() if now - s.used > self.idle and not s.busy.locked()]
             for k in stale:
                 forget(self._by_key.pop(k))
-            sess = self._by_key.setdefault(key, FaceSession())
-            sess.used = now
-            return sess
+            visitor = self._by_key.setdefault(key, FaceSession())
+            visitor.used = now
+            return visitor
 
     def drop(self, key: str) -> None:
         with self._lock:
@@ -116,27 +116,27 @@ def _paths(files: Any) -> list[str]:
     return [str(getattr(f, "name", f)) for f in items]
 
 
-def add_photos(sess: FaceSession, files: Any, delete: Callable[[str], None]) -> tuple[str, str]:
+def add_photos(visitor: FaceSession, files: Any, delete: Callable[[str], None]) -> tuple[str, str]:
     """Read each file into memory by the image rules, then hand it to `delete`, which removes it only if it was
     uploaded (never a file the server made and serves to others); (thumbnails, note)."""
     notes = []
     for path in _paths(files):
         try:
-            if len(sess.photos) >= MAX_PHOTOS:
+            if len(visitor.photos) >= MAX_PHOTOS:
                 notes.append(f"{Path(path).name}: set aside, {MAX_PHOTOS} photos is the most a run uses")
                 continue
             image, _ = read_image(path)
-            sess.photos.append(image.convert("RGB"))
+            visitor.photos.append(image.convert("RGB"))
         except SuaError as err:
             notes.append(f"a photo was set aside: {err}")
         finally:
             delete(path)  # the server keeps no copy of the photo
-    return thumbnails_html(sess.photos), "; ".join(notes)
+    return thumbnails_html(visitor.photos), "; ".join(notes)
 
 
-def clear_photos(sess: FaceSession) -> tuple[str, str]:
-    sess.photos.clear()
-    sess.report = None
+def clear_photos(visitor: FaceSession) -> tuple[str, str]:
+    visitor.photos.clear()
+    visitor.report = None
     return thumbnails_html([]), ""
 
 
@@ -220,32 +220,32 @@ def verdicts_html(report: EnrolReport) -> str:
     return "".join(verdict_html(v, ROLES[k], {**NAMES, "reading": face_reading(v)}) for k, v in report.verdicts.items())
 
 
-def arm(sess: FaceSession) -> None:
+def arm(visitor: FaceSession) -> None:
     """At the click, before the run waits for its turn: a fresh stop flag, and the run marked as queued."""
-    if sess.busy.locked():
+    if visitor.busy.locked():
         raise SuaError("a run of yours is already going; wait for it to finish or press Stop")
-    sess.stop = threading.Event()
-    sess.queued = True
+    visitor.stop = threading.Event()
+    visitor.queued = True
 
 
 def run(
-    engine: Engine, sess: FaceSession, name: str, facts: dict[str, str], method: str = "idk"
+    engine: Engine, visitor: FaceSession, name: str, facts: dict[str, str], method: str = "idk"
 ) -> Iterator[tuple[str, str, str, str]]:
     """(status, steps table, verdicts, story tables) after each step; a `SuaError` for input that cannot run, with
     nothing lost: the photos stay in the session. A run stopped while it waited does not start; a run whose page
     went away (the generator closed) stops after its current step."""
-    if not sess.busy.acquire(blocking=False):
+    if not visitor.busy.acquire(blocking=False):
         raise SuaError("a run of yours is already going; wait for it to finish or press Stop")
-    sess.queued = False
+    visitor.queued = False
     try:
-        if sess.stop.is_set():
+        if visitor.stop.is_set():
             yield "stopped before it started: nothing was taught", "", "", ""
             return
-        ready = face.prepare(engine, list(sess.photos), name, facts)  # a private copy of the model
+        ready = face.prepare(engine, list(visitor.photos), name, facts)  # a private copy of the model
         note = " ".join(ready.notes)
         yield f"teaching {html.escape(ready.visitor.name)}… {note}", steps_html([], "teach"), "", ""
         done: list[StepReport] = []
-        stream = face.steps(engine, ready, method, sess.stop)
+        stream = face.steps(engine, ready, method, visitor.stop)
         while True:
             try:
                 item = next(stream)
@@ -255,22 +255,22 @@ def run(
             if item is not None:
                 done.append(item)
                 yield f"{item.name}: done in {item.seconds:.0f} s", steps_html(done, "next step"), "", ""
-        sess.report = report
+        visitor.report = report
         total = sum(s.seconds for s in report.steps)
         stories = "".join(f"<h4>{k} δ</h4>{story_html(report, k)}" for k in report.answers)
         yield f"done in {total:.0f} s. {note}", steps_html(report.steps), verdicts_html(report), stories
     except GeneratorExit:
-        sess.stop.set()  # the page went away: the worker stops after its current step
+        visitor.stop.set()  # the page went away: the worker stops after its current step
         raise
     finally:
-        sess.busy.release()
+        visitor.busy.release()
 
 
-def stop(sess: FaceSession) -> str:
-    if sess.queued and not sess.busy.locked():
-        sess.stop.set()
+def stop(visitor: FaceSession) -> str:
+    if visitor.queued and not visitor.busy.locked():
+        visitor.stop.set()
         return "stopped before it started: nothing was taught"
-    if not sess.busy.locked():
+    if not visitor.busy.locked():
         return "nothing is running to stop"
-    sess.stop.set()
+    visitor.stop.set()
     return "stopping after the current step…"

@@ -1,0 +1,152 @@
+"""`sua build-*` and `train-*`: rebuilding what ships (models, noises, other worlds, the faithful world,
+denoisers). Each resumes when run again."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from sua_demo.cli import common
+from sua_demo.cli.flags import positive_int
+from sua_demo.config import CHECKPOINTS, BenchConfig
+
+
+def cmd_build_all(args: argparse.Namespace) -> None:
+    from sua_demo.build import build_all
+
+    build_all(Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
+
+
+def cmd_build_noises(args: argparse.Namespace) -> None:
+    from sua_demo.build import build_noises
+
+    build_noises(Path(args.models), Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
+
+
+def cmd_build_worlds(args: argparse.Namespace) -> None:
+    from sua_demo.worlds import build_worlds
+
+    build_worlds(args.seeds, Path(args.root), Path(args.noise), Path(args.noise))
+    print((Path(args.noise) / "worlds.md").read_text())
+
+
+def cmd_build_faithful(args: argparse.Namespace) -> None:
+    from sua_demo.faithful import (
+        FAITHFUL,
+        attack_world,
+        attacked_worlds,
+        audit_world,
+        build_general,
+        build_second_retrain,
+        build_world,
+        gates_over_worlds,
+        ship_reports,
+    )
+    from sua_demo.worlds import compare_worlds
+
+    if args.general_only:
+        print(build_general())
+        return
+    for seed in args.seeds:
+        if args.audit:
+            print(audit_world(seed))
+        elif args.second_retrain:
+            print(build_second_retrain(seed))
+        else:
+            print(
+                attack_world(seed, only=args.only)
+                if args.attack
+                else build_world(seed, args.only, validation=args.validation)
+            )
+        if args.validation:
+            continue  # its models and gates stay in runs/ until the rule is adopted
+        ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
+    gates_over_worlds()
+    if args.attack:  # every faithful world attacked so far, beside the first world's summary
+        compare_worlds(CHECKPOINTS / "noise" / "worlds.json", attacked_worlds(), FAITHFUL)
+        print((FAITHFUL / "compare.md").read_text())
+
+
+def cmd_train_ddpm(args: argparse.Namespace) -> None:
+    from sua_demo.data import ImageBank
+    from sua_demo.dataset import build_bench
+    from sua_demo.denoisers.ddpm import save_ddpm, train_ddpm
+    from sua_demo.models import load_adapter
+
+    bench = build_bench()
+    bank = ImageBank(bench, load_adapter(common.TINY / "vanilla"))
+    images = bank.tensor[:, :5].reshape(-1, *bank.tensor.shape[2:])  # train photos only
+    unet, loss = train_ddpm(images, steps=args.steps, seed=args.seed)
+    save_ddpm(unet, args.out, {"steps": args.steps, "seed": args.seed, "final_loss": loss, "photos": len(images)})
+    print(f"saved {args.out}: final noise-prediction MSE {loss:.4f}")
+
+
+def cmd_train_dncnn(args: argparse.Namespace) -> None:
+    from sua_demo.data import ImageBank
+    from sua_demo.dataset import build_bench
+    from sua_demo.denoisers.dncnn import train_dncnn
+    from sua_demo.models import load_adapter
+
+    bench = build_bench()
+    bank = ImageBank(bench, load_adapter(common.TINY / "vanilla"))
+    images = bank.tensor[:, :5].reshape(-1, *bank.tensor.shape[2:])  # train photos only
+    model, mse = train_dncnn(images, steps=args.steps, seed=args.seed)
+    model.save(
+        args.out,
+        {
+            "steps": args.steps,
+            "seed": args.seed,
+            "final_mse": mse,
+            "max_sigma_255": 25,
+            "resolution": int(images.shape[-1]),
+        },
+    )
+    print(f"saved {args.out}: final noise MSE {mse:.2e}")
+
+
+def add_commands(sub: Any) -> None:
+    """Rebuilding what ships: models, noises, other worlds, the faithful world, denoisers."""
+    p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
+    p.add_argument("--out", default=str(common.TINY))
+    p.add_argument("--only", nargs="*", help="build only these checkpoints (and what they need)")
+    p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world: the bench's seed")
+    p.set_defaults(func=cmd_build_all)
+
+    p = sub.add_parser("build-noises", help="rebuild the shipped noises and their recovery reports")
+    p.add_argument("--models", default=str(common.TINY))
+    p.add_argument("--out", default=str(CHECKPOINTS / "noise"))
+    p.add_argument("--only", nargs="*")
+    p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="the world the models were built on")
+    p.set_defaults(func=cmd_build_noises)
+
+    p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--root", default="runs/worlds", help="where the other worlds' models and noises are built")
+    p.add_argument("--noise", default=str(CHECKPOINTS / "noise"), help="the shipped noises; worlds.json goes here")
+    p.set_defaults(func=cmd_build_worlds)
+
+    p = sub.add_parser("build-faithful", help="the faithful world (docs/world.md): shared tower, then its models")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
+    p.add_argument("--only", nargs="*", help="build (or with --attack, attack) only these models")
+    step = p.add_mutually_exclusive_group()  # one step a run: each is its own resumable command
+    step.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
+    step.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
+    step.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
+    step.add_argument("--second-retrain", action="store_true", help="the retrain control again from training seed 1")
+    step.add_argument("--validation", action="store_true",
+                      help="the unlearned models of the validation-photo stopping rules (faithful.VALIDATION_RULES), "
+                      "into runs/faithful/validation/")  # fmt: skip
+    p.set_defaults(func=cmd_build_faithful)
+
+    p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
+    p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "ddpm"))
+    p.add_argument("--steps", type=positive_int, default=3000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_train_ddpm)
+
+    p = sub.add_parser("train-dncnn", help="train the DnCNN denoiser on bench photos")
+    p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "dncnn.safetensors"))
+    p.add_argument("--steps", type=positive_int, default=800)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_train_dncnn, out_is_file=True)

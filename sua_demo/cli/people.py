@@ -1,0 +1,114 @@
+"""`sua demo` and `sua enrol`: one person's answers, a bench person's or a visitor's own face taught, unlearned
+and attacked with its controls."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from sua_demo import shipped
+from sua_demo.cli import common
+from sua_demo.cli.flags import positive_int, seed_number
+from sua_demo.config import CHECKPOINTS, BenchConfig
+from sua_demo.errors import BadValueError
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    """Answer every image question about one forget person with the vanilla and the unlearned model."""
+    from sua_demo.data import ImageBank, image_examples
+    from sua_demo.dataset import build_bench
+    from sua_demo.eval.evaluate import answer
+    from sua_demo.models import load_adapter
+
+    bench = build_bench()
+    pid = bench.forget_ids[0] if args.person is None else args.person
+    person = bench.person(pid)
+    examples = image_examples(bench, [pid], "heldout", ("gen",), photos_per_person=1)
+    rows = {}
+    for name in ("vanilla", args.model):
+        adapter = load_adapter(common.TINY / name)
+        rows[name] = answer(adapter, ImageBank(bench, adapter), examples)
+    print(f"person {pid}: {person.name} ({bench.split_of(pid)} set), held-out photo")
+    for i, ex in enumerate(examples):
+        print(f"  Q: {ex.item.question}\n     truth: {ex.item.answer}")
+        for name, answers in rows.items():
+            print(f"     {name:>10}: {answers[i]}")
+
+
+def _visitor_facts(args: argparse.Namespace, bench, tokenizer) -> tuple[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+    """--name and --fact KEY=VALUE, with what is not given invented under --invent (and said so)."""
+    from sua_demo.enrol.visitor import check_visitor, invent_visitor
+
+    given: dict[str, str] = {}
+    for pair in args.fact or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise BadValueError(f"--fact takes KEY=VALUE (as occupation=baker), not {pair[:40]!r}")
+        given[key.strip()] = value.strip()
+    name, invented = invent_visitor(bench, args.seed, tokenizer)
+    if not args.invent and (not args.name or len(given) < len(invented)):
+        raise BadValueError(f"give --name and every --fact ({', '.join(invented)}), or --invent to fill in the rest")
+    filled = sorted(k for k in invented if k not in given) + ([] if args.name else ["name"])
+    if filled:
+        print(f"invented: {', '.join(filled)}")
+    return check_visitor(args.name or name, {**invented, **given}, tokenizer)
+
+
+def cmd_enrol(args: argparse.Namespace) -> None:
+    from sua_demo.attacks import load_noise
+    from sua_demo.dataset import build_bench
+    from sua_demo.enrol import Visitor, usable_photos
+    from sua_demo.enrol.visitor import procedural_photos
+    from sua_demo.lifecycle import LifecycleConfig, report_markdown, run_lifecycle
+    from sua_demo.models.loading import load_adapter
+
+    bench_cfg = BenchConfig()
+    bench = build_bench(bench_cfg)
+    if args.procedural is not None and args.photos:
+        raise BadValueError("give photos or --procedural SEED, not both")
+    if args.procedural is not None:
+        photos, notes = procedural_photos(args.procedural, bench_cfg, 6), []
+    else:
+        photos, notes = usable_photos(list(args.photos))
+    for note in notes:
+        print(note)
+    before = load_adapter(args.model)
+    name, facts = _visitor_facts(args, bench, before.tokenizer)
+    noise = load_noise(args.noise, before.image_size) if args.noise else None
+    cfg = LifecycleConfig(method=args.method, seed=args.seed)
+    print(f"{name}: {', '.join(f'{k} {v}' for k, v in facts.items())}; {len(photos)} photos")
+    report = run_lifecycle(
+        before,
+        bench,
+        Visitor(name, facts, photos),
+        noise,
+        cfg,
+        on_step=lambda s: print(f"{s.name} ({s.seconds:.0f} s): {s.line}"),
+        out_dir=args.out,
+    )
+    print(report_markdown(report).split("\n## ")[0])
+
+
+def add_commands(sub: Any) -> None:
+    """A visitor's own person: taught, unlearned and attacked, with its controls."""
+    p = sub.add_parser("enrol", help="teach the model a person from your photos, unlearn them, attack with controls")
+    p.add_argument("photos", nargs="*", help="3-8 photos of one face (JPEG, PNG, WebP, GIF or BMP)")
+    p.add_argument("--procedural", type=seed_number, metavar="SEED", help="instead of photos: a new procedural person")
+    p.add_argument("--name", help="a made-up name (the embedded model knows its bench's words only)")
+    p.add_argument("--fact", action="append", metavar="KEY=VALUE", help="birthplace, occupation, hobby or food")
+    p.add_argument("--invent", action="store_true", help="invent the name and facts not given")
+    p.add_argument("--method", choices=shipped.DEMO, default=shipped.DEFAULT, help="how the person is unlearned")
+    p.add_argument("--model", default=str(common.TINY / "vanilla"), help="the model to teach (default: vanilla)")
+    p.add_argument(
+        "--noise",
+        default=str(CHECKPOINTS / "noise" / shipped.DEFAULT / "delta_split0.safetensors"),
+        help="the shipped δ to try (it never saw this person nor this model)",
+    )
+    p.add_argument("--seed", type=seed_number, default=0)
+    p.add_argument("--out", required=True, help="folder for the taught adapter, the unlearned weights and the report")
+    p.set_defaults(func=cmd_enrol)
+
+    p = sub.add_parser("demo", help="ask the vanilla and an unlearned model about a forget-set person")
+    p.add_argument("--model", default=shipped.DEFAULT, choices=shipped.MODELS, help="a shipped model")
+    p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first forget person")
+    p.set_defaults(func=cmd_demo)
