@@ -163,84 +163,101 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=7870)
     ap.add_argument("--world", choices=["first", "faithful"], default="first", help="the world the app serves")
     args = ap.parse_args()
-    from gradio_client import Client
-
     from sua_demo.config import WORLD_ENV, shipped_world
     from sua_demo.dataset import build_bench
-    from sua_demo.machine import describe
-    from sua_demo.threads import all_cores
 
     # forget people, the same four on the first world as before this option: #5, #14, #51, #72
-    first, *people = (str(build_bench(shipped_world(args.world).bench).forget_ids[i]) for i in (1, 3, 8, 11))
+    people = [str(build_bench(shipped_world(args.world).bench).forget_ids[i]) for i in (1, 3, 8, 11)]
     url = f"http://127.0.0.1:{args.port}/"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_PORT": str(args.port), WORLD_ENV: args.world}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     try:
         wait_until_up(url, proc)
-        up = time.perf_counter() - t0
-        first_example = first_example_seconds(url)
-        client = Client(url, verbose=False)
-        base = {
-            "model": "idk",
-            "person": first,
-            "photo": 5,
-            "upload": None,
-            "noise_source": "shipped",
-            "noise_file": None,
-        }
-        answer = {**base, "question": "", "denoiser": "gaussian", "vanilla": "", "retrain": ""}
-        verdict = {**base, "vanilla": "", "retrain": ""}
-        # A first verdict lets the warm-up fit its map (the browser's did, unless there is no chromium); then
-        # wait for that and the page's other background work: the waits below are a cached app's.
-        client.predict(**verdict, api_name="/verdict")
-        settled = wait_until_quiet(proc.pid, SETTLE)
-        umap_args = {**base, "denoiser": "gaussian"}
-        timed(client.predict, **answer, api_name="/answer")
-        answers = [timed(client.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in people]
-        bare = Client(url, verbose=False, download_files=False)  # the server's share: no image downloads
-        served = [timed(bare.predict, **{**answer, "person": str(p)}, api_name="/answer") for p in people]
-        verdicts = [timed(client.predict, **{**verdict, "person": str(p)}, api_name="/verdict") for p in people]
-        maps = [timed(client.predict, **{**umap_args, "person": str(p)}, api_name="/embedding_map") for p in people[:2]]
-        refit = timed(client.predict, **{**umap_args, "denoiser": "median"}, api_name="/embedding_map")
-        steps = app_default_steps(url)
-        server_cpu, client_cpu = cpu_seconds(proc.pid), time.process_time()
-        upfront = up_front_seconds(url)
-        job = client.submit("idk", 16, steps, "gaussian", 100.0, api_name="/optimise")
-        click = time.perf_counter()
-        timeline = watch(job, click)
-        first_point = timeline[0][0] if timeline else None  # the first streamed update carries the first loss
-        done = time.perf_counter() - click
-        server_cpu, client_cpu = cpu_seconds(proc.pid) - server_cpu, time.process_time() - client_cpu
-        final_status = job.outputs()[-1][1]
-        audit_job = client.submit("idk", people[1], api_name="/audit")
-        audit_click = time.perf_counter()
-        audit_timeline = watch(audit_job, audit_click, status=0)
-        audit_done = time.perf_counter() - audit_click
+        m = {"up": time.perf_counter() - t0, "first_example": first_example_seconds(url)}
+        m |= page_waits(url, proc, people)
+        m |= heavy_jobs(url, proc, people[2])
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    app_sps = steps / done
-    cli_sps = cli_steps_per_second(steps, args.world)
-    print(f"app latency ({args.world} world, IDK model); {describe()}")
-    print(f"  start -> server up                           {up:6.1f} s")
-    print(f"  page load -> first example's verdict shown   {first_example:6.1f} s  (headless chromium)")
-    print(f"  page load's background work (warm-up, maps)  {settled:6.1f} s  (waited until the server idled)")
-    mean = sum(answers) / len(answers)
-    print(f"  apply δ and answer, five-column story        {mean:6.2f} s  (mean of 3, max {max(answers):.2f})")
-    print(f"    the same without the client's image downloads {sum(served) / len(served):6.2f} s  (mean of 3)")
-    print(f"  verdict over the person's 7 photos           {sum(verdicts) / len(verdicts):6.2f} s  (mean of 3)")
-    print(f"  embedding map, ~200 points + your image      {sum(maps) / len(maps):6.2f} s  (cached map, mean of 2)")
-    print(f"  embedding map refit for a new denoiser       {refit:6.2f} s")
+    report(m, args.world)
+
+
+def page_waits(url: str, proc: subprocess.Popen, people: list[str]) -> dict:
+    """A visitor's waits once the page has settled: answers, verdicts, maps (the first person warms them up)."""
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    base = {"model": "idk", "person": people[0], "photo": 5, "upload": None, "noise_source": "shipped",
+            "noise_file": None}  # fmt: skip
+    answer = {**base, "question": "", "denoiser": "gaussian", "vanilla": "", "retrain": ""}
+    verdict = {**base, "vanilla": "", "retrain": ""}
+    # A first verdict lets the warm-up fit its map (the browser's did, unless there is no chromium); then
+    # wait for that and the page's other background work: the waits below are a cached app's.
+    client.predict(**verdict, api_name="/verdict")
+    m = {"settled": wait_until_quiet(proc.pid, SETTLE)}
+    umap_args = {**base, "denoiser": "gaussian"}
+    timed(client.predict, **answer, api_name="/answer")
+    others = people[1:]
+    m["answers"] = [timed(client.predict, **{**answer, "person": p}, api_name="/answer") for p in others]
+    bare = Client(url, verbose=False, download_files=False)  # the server's share: no image downloads
+    m["served"] = [timed(bare.predict, **{**answer, "person": p}, api_name="/answer") for p in others]
+    m["verdicts"] = [timed(client.predict, **{**verdict, "person": p}, api_name="/verdict") for p in others]
+    m["maps"] = [timed(client.predict, **{**umap_args, "person": p}, api_name="/embedding_map") for p in others[:2]]
+    m["refit"] = timed(client.predict, **{**umap_args, "denoiser": "median"}, api_name="/embedding_map")
+    return m
+
+
+def heavy_jobs(url: str, proc: subprocess.Popen, person: str) -> dict:
+    """Optimise at the app's own default steps, then a live audit: each one's estimates against its time."""
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    steps = app_default_steps(url)
+    server_cpu, client_cpu = cpu_seconds(proc.pid), time.process_time()
+    upfront = up_front_seconds(url)
+    job = client.submit("idk", 16, steps, "gaussian", 100.0, api_name="/optimise")
+    click = time.perf_counter()
+    timeline = watch(job, click)
+    done = time.perf_counter() - click
+    m = {"steps": steps, "upfront": upfront, "timeline": timeline, "done": done, "final": job.outputs()[-1][1]}
+    m |= {"server_cpu": cpu_seconds(proc.pid) - server_cpu, "client_cpu": time.process_time() - client_cpu}
+    audit_job = client.submit("idk", person, api_name="/audit")
+    audit_click = time.perf_counter()
+    m["audit_timeline"] = watch(audit_job, audit_click, status=0)
+    m["audit_done"] = time.perf_counter() - audit_click
+    return m
+
+
+def report(m: dict, world: str) -> None:
+    from sua_demo.machine import describe
+    from sua_demo.threads import all_cores
+
+    steps, done, answers = m["steps"], m["done"], m["answers"]
+    first_point = m["timeline"][0][0] if m["timeline"] else None  # the first streamed update carries the first loss
+    app_sps, cli_sps = steps / done, cli_steps_per_second(steps, world)
+    print(f"app latency ({world} world, IDK model); {describe()}")
+    print(f"  start -> server up                           {m['up']:6.1f} s")
+    print(f"  page load -> first example's verdict shown   {m['first_example']:6.1f} s  (headless chromium)")
+    print(f"  page load's background work (warm-up, maps)  {m['settled']:6.1f} s  (waited until the server idled)")
+    mean = {k: sum(m[k]) / len(m[k]) for k in ("answers", "served", "verdicts", "maps")}
+    print(
+        f"  apply δ and answer, five-column story        {mean['answers']:6.2f} s  (mean of 3, max {max(answers):.2f})"
+    )
+    print(f"    the same without the client's image downloads {mean['served']:6.2f} s  (mean of 3)")
+    print(f"  verdict over the person's 7 photos           {mean['verdicts']:6.2f} s  (mean of 3)")
+    print(f"  embedding map, ~200 points + your image      {mean['maps']:6.2f} s  (cached map, mean of 2)")
+    print(f"  embedding map refit for a new denoiser       {m['refit']:6.2f} s")
     print(f"  Optimise click -> first loss point           {first_point or float('nan'):6.2f} s")
-    print(f"  Optimise, default {steps} steps (as the app sized them), click -> done {done:6.1f} s  ({final_status})")
-    print(f"    up-front estimate {upfront:.0f} s ({upfront / done - 1:+.0%}); live: {estimate_error(timeline, done)}")
-    print(f"  live audit of one person (quick), click -> done {audit_done:6.1f} s")
-    print(f"    live: {estimate_error(audit_timeline, audit_done)}")
+    print(f"  Optimise, default {steps} steps (as the app sized them), click -> done {done:6.1f} s  ({m['final']})")
+    upfront, live = m["upfront"], estimate_error(m["timeline"], done)
+    print(f"    up-front estimate {upfront:.0f} s ({upfront / done - 1:+.0%}); live: {live}")
+    print(f"  live audit of one person (quick), click -> done {m['audit_done']:6.1f} s")
+    print(f"    live: {estimate_error(m['audit_timeline'], m['audit_done'])}")
     print(f"  steps/s: app {app_sps:.2f}, library loop in one process {cli_sps:.2f} ({app_sps / cli_sps:.0%})")
     cores = all_cores()
     print(
-        f"  CPU during that run: server {server_cpu:.1f} s, this client {client_cpu:.1f} s "
+        f"  CPU during that run: server {m['server_cpu']:.1f} s, this client {m['client_cpu']:.1f} s "
         f"(of {cores * done:.0f} core-seconds on {cores} cores; a browser elsewhere would not share them)"
     )
 

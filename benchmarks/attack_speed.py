@@ -159,7 +159,11 @@ def main() -> None:
         choices=["fp32", "bf16", "auto"],
         help="project steps to time; leave out bf16 where it is emulated (minutes a step without native bf16)",
     )
-    args = ap.parse_args()
+    run(ap.parse_args())
+
+
+def run(args: argparse.Namespace) -> None:
+    """Both steps timed in interleaved rounds against the matmul peaks, the table, then whole attacks."""
     if args.threads:
         torch.set_num_threads(args.threads)
     threads = torch.get_num_threads()
@@ -177,26 +181,10 @@ def main() -> None:
     ours, theirs = check_same_objective(adapter, bank, ref, chunk, cfg)
     print(f"same objective at delta=0: project {ours:.4f}, reference {theirs:.4f}")
     flops = step_flops(adapter, bank, chunk, cfg)
-    best: dict[str, float] = {}
-
-    def keep(name: str, value: float, larger: bool = False) -> None:
-        old = best.get(name)
-        best[name] = value if old is None else (max(old, value) if larger else min(old, value))
-
     print(describe())
     chosen = resolve("auto", adapter.device)
     uses_bf16 = "bf16" in args.precisions or chosen.name == "bf16"
-    for _ in range(args.rounds):
-        keep("reference", reference_seconds(ref, adapter.image_size, args.ref_steps))
-        for precision in args.precisions:
-            keep(
-                f"project {precision}",
-                project_seconds(adapter, bank, chunk, replace(cfg, precision=precision), args.steps),
-            )
-        keep("peak fp32", matmul_peak(torch.float32), larger=True)
-        if uses_bf16:  # an emulated bf16 matmul of this size takes minutes; its probe ratio is in the log line
-            keep("peak bf16", matmul_peak(torch.bfloat16), larger=True)
-
+    best = best_of_rounds(args, adapter, bank, chunk, cfg, ref, uses_bf16)
     print(
         f"\nmodel {shown_path(model)} ({adapter.image_size} px), batch {args.batch}, denoiser {cfg.denoiser}, "
         f"beta {cfg.beta}, {threads} threads, "
@@ -207,15 +195,7 @@ def main() -> None:
         f"matmul peak (2048², {threads} threads): fp32 {best['peak fp32'] / 1e9:.0f} GFLOP/s, bf16 {bf16_peak}; "
         f"precision='auto' here: {chosen.name} ({chosen.reason})\n"
     )
-    print("| step | s/step | steps/s | × reference | GFLOP/s | % of its dtype's matmul peak |")
-    print("|---|---|---|---|---|---|")
-    for name in ["reference", *(f"project {p}" for p in args.precisions)]:
-        s = best[name]
-        dtype = chosen.name if name == "project auto" else ("bf16" if name.endswith("bf16") else "fp32")
-        util = f"{100 * flops / s / best['peak ' + dtype]:.0f}% ({dtype})" if name != "reference" else "–"
-        gf = f"{flops / s / 1e9:.0f}" if name != "reference" else "–"
-        label = f"project default (auto → {chosen.name})" if name == "project auto" else name
-        print(f"| {label} | {s:.3f} | {1 / s:.2f} | {best['reference'] / s:.1f} | {gf} | {util} |")
+    print_table(best, flops, args.precisions, chosen.name)
     if not args.no_100:
         base = AttackConfig(threads=threads)
         for precision in ("fp32", "auto"):
@@ -227,6 +207,39 @@ def main() -> None:
             )
     if "project auto" in best:
         print(f"ratio default/reference: {best['reference'] / best['project auto']:.2f}")
+
+
+def best_of_rounds(args, adapter, bank, chunk, cfg, ref, uses_bf16: bool) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Each step's fastest time and each dtype's highest matmul peak over interleaved rounds."""
+    best: dict[str, float] = {}
+
+    def keep(name: str, value: float, larger: bool = False) -> None:
+        old = best.get(name)
+        best[name] = value if old is None else (max(old, value) if larger else min(old, value))
+
+    for _ in range(args.rounds):
+        keep("reference", reference_seconds(ref, adapter.image_size, args.ref_steps))
+        for precision in args.precisions:
+            keep(
+                f"project {precision}",
+                project_seconds(adapter, bank, chunk, replace(cfg, precision=precision), args.steps),
+            )
+        keep("peak fp32", matmul_peak(torch.float32), larger=True)
+        if uses_bf16:  # an emulated bf16 matmul of this size takes minutes; its probe ratio is in the log line
+            keep("peak bf16", matmul_peak(torch.bfloat16), larger=True)
+    return best
+
+
+def print_table(best: dict[str, float], flops: float, precisions: list[str], auto: str) -> None:
+    print("| step | s/step | steps/s | × reference | GFLOP/s | % of its dtype's matmul peak |")
+    print("|---|---|---|---|---|---|")
+    for name in ["reference", *(f"project {p}" for p in precisions)]:
+        s = best[name]
+        dtype = auto if name == "project auto" else ("bf16" if name.endswith("bf16") else "fp32")
+        util = f"{100 * flops / s / best['peak ' + dtype]:.0f}% ({dtype})" if name != "reference" else "–"
+        gf = f"{flops / s / 1e9:.0f}" if name != "reference" else "–"
+        label = f"project default (auto → {auto})" if name == "project auto" else name
+        print(f"| {label} | {s:.3f} | {1 / s:.2f} | {best['reference'] / s:.1f} | {gf} | {util} |")
 
 
 if __name__ == "__main__":

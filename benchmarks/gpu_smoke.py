@@ -99,7 +99,11 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--peak-tflops", type=float, help="the device's peak, if the table does not know it")
     ap.add_argument("--max-seconds", type=float, default=420)
-    args = ap.parse_args()
+    run(ap.parse_args())
+
+
+def run(args: argparse.Namespace) -> None:
+    """The model, its FLOPs per step and the device's peak, then the timed steps (`timed_steps`)."""
     from transformers.utils import logging as hf_logging
 
     from sua_demo.attacks import ATTACKS, AttackConfig
@@ -144,6 +148,14 @@ def main() -> None:
     if args.peak_tflops:
         peak, peak_note = args.peak_tflops * 1e12, f"given: {args.peak_tflops} TFLOP/s"
     say("peak", peak_note)
+    timed_steps(args, adapter, bank, chunk, cfg, flops, peak)
+
+
+def timed_steps(args, adapter, bank, chunk, cfg, flops: float, peak: float) -> None:  # type: ignore[no-untyped-def]
+    """Steps of the attack timed after a warm-up one, each line with its MFU, stopped inside the time cap."""
+    from sua_demo.attacks import ATTACKS
+
+    cuda = args.device.startswith("cuda")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
         torch.cuda.synchronize()

@@ -12,7 +12,6 @@ import math
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +46,7 @@ from sua_demo.eval.recovery import (
 from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
 from sua_demo.images import amplified, heatmap
 from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, LoadedModel, LoadedModels
+from sua_demo.shipped import public_name
 from sua_demo.threads import streaming_on_fresh_thread
 
 # what the page reaches through the engine and nothing below it (the ui contract in pyproject.toml)
@@ -378,11 +378,6 @@ class _Stopped(Exception):
     def __init__(self, step: int) -> None:
         super().__init__(step)
         self.step = step
-
-
-def public_name(model: str) -> str:
-    """A model's name as it may leave the server: a shipped name or Hub id as is, a folder by its last part."""
-    return Path(model).name if model not in SHIPPED_MODELS and Path(model).is_absolute() else model
 
 
 def _ask(sess: LoadedModel, views: dict[str, torch.Tensor], questions: list[str]) -> dict[str, list[str]]:

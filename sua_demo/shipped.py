@@ -5,6 +5,7 @@ default, and the words people read for each. The CLI, the page, the builds, the 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 # every unlearned model a world may ship, in the model box's order (full fine-tunes first, then the LoRA ones)
 UNLEARNED = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "rmu_lora", "simnpo_lora")
@@ -32,6 +33,11 @@ LABELS = {
 def label(name: str) -> str:
     """A model's readable name; a model of the user's own keeps the name it was given."""
     return LABELS.get(name, name)
+
+
+def public_name(model: str) -> str:
+    """A model's name as it may leave the server: a shipped name or Hub id as is, a folder by its last part."""
+    return Path(model).name if model not in MODELS and Path(model).is_absolute() else model
 
 
 LISTS = {"unlearned": UNLEARNED, "controls": CONTROLS, "models": MODELS, "demo": DEMO}

@@ -49,3 +49,22 @@ def test_the_page_importing_below_the_engine_breaks_the_one_door_contract(tmp_pa
     assert run.returncode != 0
     assert "the page reaches the library through the engine only BROKEN" in run.stdout, run.stdout
     assert "sua_demo.ui.page -> sua_demo.eval.metrics" in run.stdout, run.stdout
+
+
+def test_an_uploads_way_to_the_answers_table_is_at_most_12_calls(tmp_path):
+    """Issue 40: the room-to-room calls (benchmarks/upload_path.py's count) from the page's handler to the answers
+    table; the page enters the engine API for the work, and nothing climbs back from below."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from upload_path import hands
+
+    from sua_demo.request import Request
+    from sua_demo.ui import tools
+
+    photo = tmp_path / "face.png"
+    tools.state().engine.photo(1, 0).save(photo)
+    chain = hands(lambda: next(iter(tools.show_page(Request(model="idk", upload=str(photo))))))
+    assert chain[-1].endswith("ui/story.py:story_html"), chain
+    assert 1 + len(chain) <= 12, chain  # and app.py's own call of show_page
+    assert not any(c.startswith("engine API") for c in chain), chain  # no bounce back up from the engine

@@ -86,7 +86,7 @@ def answer(
         vanilla: for a model of your own, its version before unlearning (folder or Hub id).
         retrain: for a model of your own, its retrain control (folder or Hub id).
     """
-    from sua_demo.engine import public_name
+    from sua_demo.shipped import public_name
     from sua_demo.ui.exports import story_json
     from sua_demo.ui.page import UPLOAD_BANNER
     from sua_demo.ui.story import COLUMN_TITLES, story_rows

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from sua_demo.analysis.paired import Paired, p_text
-from sua_demo.engine import Engine, public_name
+from sua_demo.engine import Engine
 from sua_demo.look import choose_noise
 from sua_demo.plots import GROUP_LABELS, budget_figure, recovery_figure
+from sua_demo.shipped import public_name
 from sua_demo.ui.exports import Scratch, safe_stem, table_csv, write_named
 
 KEYS = (("gen_em", "exact match"), ("gen_refusal", "refusal"))

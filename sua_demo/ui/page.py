@@ -14,9 +14,10 @@ from typing import Any
 from PIL import Image
 
 from sua_demo.analysis.paired import p_text
-from sua_demo.engine import Engine, Story, public_name
+from sua_demo.engine import Engine, Story
 from sua_demo.images import to_pil
 from sua_demo.look import Look
+from sua_demo.shipped import public_name
 from sua_demo.ui import exports
 from sua_demo.ui.story import story_html, upload_verdict_html, verdict_html
 
