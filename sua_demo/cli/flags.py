@@ -19,37 +19,31 @@ def _shown(name: str, value: Any) -> str:
     return f"{value * 255:g}" if name in PER_255 else str(value)
 
 
+def _number(text: str, cast: type, ok: Any, needs: str) -> Any:
+    """`text` as a number of type `cast` for which `ok(value)` holds, else argparse's one-line error."""
+    try:
+        value = cast(text)
+    except ValueError:
+        kind = "a whole number" if cast is int else "a number"
+        raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"must be {needs}, got {value}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type: a whole number >= 1 (a count of people, photos, splits or steps)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _number(text, int, lambda v: v >= 1, "at least 1")
 
 
 def seed_number(text: str) -> int:
     """argparse type: a random seed, a whole number from 0 to 2**32 - 1 (what numpy's generators accept)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"must be from 0 to {2**32 - 1}, got {value}")
-    return value
+    return _number(text, int, lambda v: 0 <= v < 2**32, f"from 0 to {2**32 - 1}")
 
 
 def fraction(text: str) -> float:
     """argparse type: a share strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {value}")
-    return value
+    return _number(text, float, lambda v: 0 < v < 1, "between 0 and 1 (exclusive)")
 
 
 def add_config_flags(p: argparse.ArgumentParser, cls: type, helps: dict[str, str]) -> None:
