@@ -59,6 +59,47 @@ def app_url():
 
 
 @pytest.fixture(scope="session")
+def faithful_url(tmp_path_factory):
+    """`python app.py` serving the faithful world (SUA_WORLD=faithful), for the tests that look at both worlds."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    from sua_demo.config import WORLD_ENV
+
+    port = free_port()
+    folder = tmp_path_factory.mktemp("faithful_app")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", WORLD_ENV: "faithful", "TMPDIR": str(folder)}
+    env.pop("PORT", None)
+    log = (folder / "server.log").open("w")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=root, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)  # fmt: skip
+    url, deadline = f"http://127.0.0.1:{port}/", time.monotonic() + 300
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, (folder / "server.log").read_text()[-3000:]
+            time.sleep(0.5)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
 def saved_micro(micro_adapter, tmp_path_factory):
     """The micro model saved as a folder, as the CLI and the protocol load models (read-only for every test)."""
     out = tmp_path_factory.mktemp("micro") / "m"

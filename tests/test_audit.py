@@ -59,7 +59,7 @@ def test_the_audit_runs_every_method_with_its_control(
     from sua_demo.audit import soft_prompt
 
     monkeypatch.setattr(soft_prompt, "STEPS", 3)
-    monkeypatch.setattr(cli, "_bench", lambda args: micro_bench)
+    monkeypatch.setattr(cli.common, "bench_of", lambda args: micro_bench)
     argv = ["audit", str(saved_micro), "--retrain", str(saved_micro), "--noise-dir", str(noise_dir), "--splits", "1"]
     assert cli.main([*argv, "--out", str(tmp_path)]) == 0
     assert "| SUA δ |" in capsys.readouterr().out

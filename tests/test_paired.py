@@ -83,3 +83,21 @@ def test_the_batch_ends_with_what_the_same_test_says_per_group():
     assert "δ brings back 10 answers that random noise does not (p = 0.002)" in said
     assert "no evidence beyond random noise (p = 1.00; 1 against 0)" in said
     assert said.startswith("Against random noise of the same ε, on the same questions:")
+
+
+def test_the_live_audits_closing_sentence_is_the_paired_test_adjusted_for_the_probes_tried():
+    """The strongest probe against the retrain control on the same questions, Bonferroni over the probes: 9 answers
+    back against none is p = 0.0039, x2 probes = 0.0078; 2 against 0 (p = 0.5) is no evidence."""
+    from sua_demo.ui.audit_view import closing_sentence
+
+    def run(first, second):
+        return [{"paired": {"unlearned": first, "retrain": second}}]
+
+    strong = {"relearn50": run([True] * 9 + [False], [False] * 10), "sua": run([True, False], [False, True])}
+    said = closing_sentence({"runs": strong})
+    assert said.startswith("Relearn 50 steps brings back 9 answers") and "p = 0.0078" in said and "2 probes" in said
+    weak = {"relearn50": run([True, True, False], [False, False, False]), "sua": run([False], [False])}
+    said = closing_sentence({"runs": weak})
+    assert said.startswith("No probe brings back more") and "relearn 50 steps, 2 against 0" in said, said
+    assert "p = 1.00" in said  # 0.5 x 2 probes, capped at 1
+    assert closing_sentence({"runs": {"sua": [{}]}}) == ""  # a shipped audit without paired answers says nothing

@@ -126,6 +126,8 @@ def run_method(name: str, ctx: AuditContext) -> dict[str, Any]:
     """Both roles, with the clean baseline of the same questions: em, gain over clean, and the states."""
     method = AUDITS.get(name)()
     out: dict[str, Any] = {}
+    asked: dict[str, list] = {}
+    right: dict[str, list[bool]] = {}
     for role in ROLES:
         examples, answers = method.answers(ctx, role)
         em = scores(ctx, examples, answers)
@@ -133,6 +135,11 @@ def run_method(name: str, ctx: AuditContext) -> dict[str, Any]:
         out[role] = {"em": em, "clean": clean, "gain": {g: em[g] - clean[g] for g in em if g in clean}}
         if role == "unlearned":
             out["states"] = states(examples, answers)
+        forget = [(e, a) for e, a in zip(examples, answers, strict=True) if ctx.group_of(e.person_id) != "retain"]
+        asked[role] = [(e.person_id, e.photo, e.item.question) for e, _ in forget]
+        right[role] = [exact_match(a, e.item.answer) for e, a in forget]
+    if asked["unlearned"] == asked["retrain"]:  # the same questions of both: the verdict's paired test applies
+        out["paired"] = right
     out["above_control"] = {
         g: out["unlearned"]["gain"][g] - out["retrain"]["gain"][g] for g in out["unlearned"]["gain"]
     }

@@ -18,6 +18,7 @@ from typing import Any
 from sua_demo.audit.run import LABELS
 from sua_demo.errors import MissingFileError, SuaError
 from sua_demo.io import read_json
+from sua_demo.shipped import label
 
 RECOVERS = 10.0  # points above control
 CLEAR = 5.0  # points: within this of its control, a probe found nothing
@@ -145,7 +146,7 @@ def card_figure(card: dict[str, Any]) -> Any:
     text = [[f"{v:+.0f}" if v is not None else "" for v in line] for line in z]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=[LABELS[p] for p in probes], y=[r["model"] for r in rows], text=text, texttemplate="%{text}",
+            z=z, x=[LABELS[p] for p in probes], y=[label(r["model"]) for r in rows], text=text, texttemplate="%{text}",
             zmid=0, zmin=-40, zmax=80, colorscale="RdBu_r", colorbar={"title": "points above control"},
             hovertemplate="%{y}, %{x}: %{z:+.1f}<extra></extra>",
         )

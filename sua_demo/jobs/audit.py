@@ -11,15 +11,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from sua_demo.audit.base import AUDITS
-from sua_demo.audit.report_card import card_figure, card_markdown, report_card
-from sua_demo.audit.run import METHODS, EnoughForNow, audit_figure, audit_models, markdown
+from sua_demo.audit.report_card import card_figure, card_markdown, recovers, report_card
+from sua_demo.audit.run import LABELS, METHODS, EnoughForNow, audit_figure, audit_models, markdown
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.look import person_id
 from sua_demo.threads import ticking_on_fresh_thread
 
-__all__ = ["METHODS", "Abandoned", "audit_figure", "card", "card_figure", "card_markdown", "live", "markdown",
-           "method_work", "shipped_report"]  # fmt: skip
+__all__ = ["LABELS", "METHODS", "Abandoned", "audit_figure", "card", "card_figure", "card_markdown", "live", "markdown",
+           "method_work", "recovers", "shipped_report"]  # fmt: skip
 
 
 class Abandoned(Exception):

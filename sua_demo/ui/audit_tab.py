@@ -20,8 +20,9 @@ def build(d: Any, tab: gr.Tab) -> SimpleNamespace:
     run = gr.Button("Audit the chosen person now", variant="primary", elem_id="audit-run")
     who = gr.Dropdown([("the shipped audit", ""), *d.people], value="", visible=False, label="who")
     table = gr.Markdown(elem_id="audit-table", elem_classes="wide-tables")
-    plot = gr.Plot(label="recovered per person and fact")
-    card, card_plot = gr.Markdown(elem_id="report-card", elem_classes="wide-tables"), gr.Plot()
+    plot = gr.Plot(label="recovered per person and fact", elem_id="audit-plot")
+    gr.Markdown("## Report card")
+    card, card_plot = gr.HTML(elem_id="report-card"), gr.Plot(elem_id="card-plot")
     return SimpleNamespace(tab=tab, run=run, who=who, table=table, plot=plot, card=card, card_plot=card_plot)
 
 

@@ -6,10 +6,12 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from sua_demo.analysis.paired import ALPHA, mcnemar, p_text
 from sua_demo.engine import Engine
 from sua_demo.jobs import audit
 from sua_demo.look import person_id
 from sua_demo.ui.pace import WorkClock
+from sua_demo.ui.report_card_view import card_html
 
 NOTE = (
     "Each method asks the forget people's facts its own way and is run again, the same way, on the retrain "
@@ -38,7 +40,7 @@ def report_card_view(engine: Engine) -> tuple[str, Any]:
     card = audit.card(engine)
     if not card["rows"]:
         return "No shipped audits to set side by side.", None
-    return audit.card_markdown(card), audit.card_figure(card)
+    return card_html(card, audit.LABELS), audit.card_figure(card)
 
 
 def live_audit(
@@ -57,4 +59,31 @@ def live_audit(
             else:
                 methods = len(report["summary"])
                 partial = "" if report["complete"] else f", stopped at its time bound with {methods} methods done"
-                yield f"Live audit of #{pid}, {report['seconds']:.0f} s{partial}.", report, (done, total)
+                said = f"Live audit of #{pid}, {report['seconds']:.0f} s{partial}. {closing_sentence(report)}"
+                yield said.strip(), report, (done, total)
+
+
+def closing_sentence(report: dict[str, Any]) -> str:
+    """What the verdict's paired test (analysis/paired.py) says of the strongest probe against the retrain control
+    on the same questions of the forget people, its p-value adjusted for the number of probes tried (Bonferroni):
+    one probe out of many reaching p < 0.05 alone is not evidence."""
+    tests = {}
+    for name, runs in report.get("runs", {}).items():
+        pairs = [r["paired"] for r in runs if "paired" in r]
+        if pairs:
+            first = [x for p in pairs for x in p["unlearned"]]
+            tests[name] = mcnemar(first, [x for p in pairs for x in p["retrain"]])
+    if not tests:
+        return ""
+    name = max(tests, key=lambda n: (tests[n].only_first - tests[n].only_second, -tests[n].p))
+    t, n = tests[name], len(tests)
+    p = min(1.0, t.p * n)
+    if t.only_first > t.only_second and p < ALPHA:
+        return (
+            f"{audit.LABELS[name].capitalize()} brings back {t.only_first} answers that the retrain control does not "
+            f"({p_text(p)}, adjusted for the {n} probes tried)."
+        )
+    return (
+        f"No probe brings back more than the retrain control on the same questions: the strongest, "
+        f"{audit.LABELS[name]}, {t.only_first} against {t.only_second} ({p_text(p)}, adjusted for the {n} probes)."
+    )

@@ -1,5 +1,6 @@
 """The Batch tab: the whole protocol over the bench, per group against random noise, ending with the sentence the
-paired test draws (`ui/batch.py`). It reads the Attack tab's model and noise."""
+paired test draws (`ui/batch.py`). It reads the Attack tab's model and noise. Its plots stay hidden until there is
+something to draw, and the table's place says what will appear while the protocol runs."""
 
 from __future__ import annotations
 
@@ -11,15 +12,23 @@ import gradio as gr
 from sua_demo.ui import text, tools
 from sua_demo.ui.gradio_glue import shown
 
+WAITING = "Running the protocol on every group of people… its table, recovery bars and budget curves appear here."
+
 
 def build() -> SimpleNamespace:
     """Lays the tab out inside the current `gr.Tab`."""
     gr.Markdown(text.BATCH_HELP)
     run = gr.Button("Run the protocol", variant="primary")
-    table_plot, budget_plot, table = gr.Plot(), gr.Plot(), gr.Markdown()
-    return SimpleNamespace(run=run, plot=table_plot, budget=budget_plot, table=table, csv=gr.File(label="CSV"))
+    table = gr.Markdown("The protocol's table and its closing sentence appear here once it has run.", elem_id="batch")
+    bars = gr.Plot(visible=False, elem_id="batch-bars")
+    budget = gr.Plot(visible=False, elem_id="batch-budget")
+    return SimpleNamespace(run=run, plot=bars, budget=budget, table=table, csv=gr.File(label="CSV"))
 
 
 def wire(b: SimpleNamespace, attack: Any) -> None:
     inputs = [attack.model, attack.noise_source, attack.noise_file, attack.optimised]
-    b.run.click(shown(tools.batch, 4, at=0), inputs, [b.table, b.plot, b.budget, b.csv], api_name=False)
+    quiet = {"api_name": False, "show_progress": "hidden"}
+    started = b.run.click(lambda: WAITING, None, b.table, queue=False, **quiet)
+    done = started.then(shown(tools.batch, 4, at=0), inputs, [b.table, b.plot, b.budget, b.csv], api_name=False)
+    drawn = lambda bars, curves: (gr.update(visible=bars is not None), gr.update(visible=curves is not None))  # noqa: E731
+    done.then(drawn, [b.plot, b.budget], [b.plot, b.budget], **quiet)

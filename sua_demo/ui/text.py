@@ -107,7 +107,24 @@ table.story th[scope='row'] { position: sticky; left: 0; z-index: 1; background:
 .story-flow .step { flex: 1 1 150px; border: 1px solid #ccd; border-radius: 8px; padding: 8px 10px;
   background: #f6f7fb; font-size: 0.92em; }
 .story-flow .arrow { font-size: 1.4em; color: #667; }
+.card-note { font-size: 0.9em; }
+.card-wrap { overflow-x: auto; }
+table.card { border-collapse: collapse; font-size: 0.86em; width: 100%; }
+table.card th, table.card td { border: 1px solid #ddd; padding: 3px 5px; white-space: nowrap; text-align: right; }
+table.card thead th { background: #f4f4f7; white-space: normal; text-align: center; vertical-align: bottom;
+  font-weight: 600; min-width: 3.6em; }
+table.card th[scope='row'] { text-align: left; background: #fafafa; }
+table.card td.recovers { font-weight: 700; background: #fde2e2; }
+table.card td.word { text-align: left; }
+.card-list { padding-left: 1.2em; font-size: 0.92em; }
+.card-list .chips { display: none; }
+.chip { display: inline-block; border: 1px solid #e0a0a0; background: #fde2e2; border-radius: 10px;
+  padding: 0 6px; margin: 2px 4px 0 0; font-size: 0.85em; }
 @media (max-width: 600px) {
+  .card-wrap, #card-plot, #audit-plot { display: none !important; }
+  .card-list { list-style: none; padding: 0; }
+  .card-list li { border: 1px solid #ddd; border-radius: 8px; padding: 6px 8px; margin: 6px 0; }
+  .card-list .chips { display: block; }
   table.story { font-size: 0.8em; min-width: 560px; } .verdict .headline { font-size: 1.2em; }
   .scroll-hint { display: block; }
   #people .grid-container { grid-template-columns: repeat(3, minmax(0, 1fr)) !important; }
