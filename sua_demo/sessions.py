@@ -78,7 +78,7 @@ class LoadedModels:
         self._loading: dict[str, threading.Lock] = {}
 
     def get(self, model: str) -> LoadedModel:
-        name = (model or "").strip()
+        name = self.shipped_name((model or "").strip())
         if not name:
             raise SuaError("choose a model, or type a model id or local folder")
         if len(name) > MAX_NAME_CHARS:
@@ -106,26 +106,38 @@ class LoadedModels:
                     self._custom.popitem(last=False)
             return sess
 
+    def shipped_name(self, name: str) -> str:
+        """A shipped model named by its folder (checkpoints/tiny-llava/idk, ./checkpoints/...) is that shipped
+        model, with its noise and controls; any other name is itself."""
+        if name in self.shipped or len(name) > MAX_NAME_CHARS or not name:
+            return name
+        try:
+            folder = Path(name).resolve()
+        except (OSError, ValueError):
+            return name
+        return next((n for n in self.shipped if folder == (self.world.models / n).resolve()), name)
+
     def _load(self, name: str) -> LoadedModel:
-        shipped = name in self.shipped
-        adapter = load_adapter(self.world.models / name if shipped else name)
+        ours = name in self.shipped
+        adapter = load_adapter(self.world.models / name if ours else name)
         root = self.world.noise
         folder = root / name if (root / name / "delta_split0.safetensors").is_file() else None
-        if folder is None and shipped and (root / NOISE_FALLBACK / "delta_split0.safetensors").is_file():
+        if folder is None and ours and (root / NOISE_FALLBACK / "delta_split0.safetensors").is_file():
             folder = root / NOISE_FALLBACK
         bank = ImageBank(self.bench, adapter)
         if folder is None:
             note = "no shipped noise for this model: upload one or optimise one"
-            return LoadedModel(name, adapter, bank, None, note, shipped=shipped)
+            return LoadedModel(name, adapter, bank, None, note, shipped=ours)
         own = folder.name == name
         noise = load_noise(folder / "delta_split0.safetensors", adapter.image_size)
-        note = f"the noise shipped for {name}" if own else f"the {folder.name} model's noise (the same-delta control)"
+        owner = shipped.label(folder.name)
+        note = "the noise shipped for it" if own else f"the {owner} model's noise (the same-δ control)"
         plain_file = folder / "delta_plain_split0.safetensors"
         plain = load_noise(plain_file, adapter.image_size) if plain_file.is_file() else None
         measured = _json(folder / "examples.json") if own else None
         examples = measured.get("examples", []) if measured else None
         report = _json(folder / "report.json")
-        return LoadedModel(name, adapter, bank, noise, note, folder.name, plain, report, examples, shipped=shipped)
+        return LoadedModel(name, adapter, bank, noise, note, folder.name, plain, report, examples, shipped=ours)
 
 
 def _json(path: Path) -> Any:

@@ -104,7 +104,7 @@ def ask(app, person, photo=5, upload=None, question="", source="shipped", noise_
 def test_load_starts_on_a_measured_example_and_badges_every_person(app, first):
     status, thumbs, people, photo, samples = app.load_widgets("idk", "", "all")
     assert "64-pixel" in status and "Llava" not in status, "the status names no class"
-    assert len(thumbs["value"]) == 100 and "idk" in thumbs["label"] and len(people["choices"]) == 100
+    assert len(thumbs["value"]) == 100 and "IDK" in thumbs["label"] and len(people["choices"]) == 100
     assert people["value"] == first.person and (first.person.isdigit())  # the value is the number the API takes
     label = dict((v, k) for k, v in first.people)[first.person]
     assert "unseen by δ" in label and photo["value"] == first.photo and samples["samples"]
@@ -114,7 +114,7 @@ def test_a_model_change_keeps_the_person(app, first):
     _, _, people, photo, _ = app.load_widgets("grad_diff", first.person, "all")
     assert people["value"] == first.person and "value" not in photo
     table, note, *_ = ask(app, people["value"], model="grad_diff")
-    assert "model **grad_diff**" in note
+    assert "model **GradDiff (gradient difference)**" in note
 
 
 def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls_not(app, first):
@@ -125,7 +125,7 @@ def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls
     wins = [dict(zip(cols, r, strict=False)) for r in rows]
     assert any("✓" in w["delta"] and "✓" not in w["random"] and "✓" not in w["retrain_delta"] for w in wins), table
     assert preview[0][0].size[0] >= 256 and len(views) == 4 and len(slider) == 2
-    assert 0 < float(dict(metrics)["L∞ (×255)"]) <= 16.05
+    assert 0 < float(dict(metrics)["largest change of one pixel (of 255)"]) <= 16.05
     assert [Path(f).suffix for f in files] == [".csv", ".json"]
     assert "δ brings back" in html and "retrain control + δ" in html and "random noise" in html
     assert app.state().first_verdict.is_set()  # the warm-up's map may start now

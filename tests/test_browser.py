@@ -93,9 +93,9 @@ def test_a_model_change_renames_status_gallery_and_answers(browser, app_url):
         person = page.locator("#person input").input_value()
         page.locator("#model input").fill("grad_diff")
         page.keyboard.press("Enter")
-        expect(page.locator("#model-status")).to_contain_text("grad_diff", timeout=90_000)
-        expect(page.locator("#people")).to_contain_text("grad_diff", timeout=30_000)
-        expect(page.locator("#note")).to_contain_text("model grad_diff", timeout=90_000)
+        expect(page.locator("#model-status")).to_contain_text("GradDiff", timeout=90_000)  # its readable name
+        expect(page.locator("#people")).to_contain_text("GradDiff", timeout=30_000)
+        expect(page.locator("#note")).to_contain_text("model GradDiff", timeout=90_000)
         assert page.locator("#person input").input_value().split(" ")[0] == person.split(" ")[0]
         shot(page, "model_change.png")
     finally:

@@ -38,8 +38,8 @@ def test_a_failed_load_says_why_and_the_page_stays_on_the_last_model(browser, ap
         page.locator("#model input").fill("no_such_model")
         page.keyboard.press("Enter")
         message = page.locator("#message .message")
-        expect(message).to_contain_text("Still showing idk", timeout=60_000)
-        expect(page.locator("#model input")).to_have_value("idk", timeout=30_000)
+        expect(message).to_contain_text("Still showing IDK (taught to refuse)", timeout=60_000)
+        expect(page.locator("#model input")).to_have_value("IDK (taught to refuse)", timeout=30_000)  # its label
         expect(page.locator("#verdict .headline")).to_contain_text("δ brings back", timeout=60_000)
         assert page.locator("#person input").input_value() == person
         assert page.locator("#verdict .headline").inner_text() == headline

@@ -10,7 +10,7 @@ from sua_demo.errors import SuaError
 
 def test_vanilla_and_retrain_get_the_idk_noise_as_the_same_delta_control(engine, idk):
     retrain = engine.session("retrain")
-    assert retrain.shipped_noise is not None and "same-delta control" in retrain.noise_note
+    assert retrain.shipped_noise is not None and "same-δ control" in retrain.noise_note
     assert retrain.shipped_noise.delta.equal(idk.shipped_noise.delta)
 
 
@@ -71,3 +71,14 @@ def test_optimise_stream_yields_steps_then_the_noise_and_closing_it_stops_the_wo
     assert stop.is_set()
     with idk.attack_lock:  # acquired only once the worker has ended its run
         pass
+
+
+def test_a_shipped_model_named_by_its_folder_is_the_shipped_model(engine):
+    """Issue 42: loaded by its folder path, a shipped model said "no shipped noise" (and the message began with
+    the path, capitalised). It is the shipped model, with its noise and controls."""
+    import os
+
+    folder = engine.world.models / "grad_diff"
+    for name in (str(folder), os.path.relpath(folder), f"{folder}/"):
+        sess = engine.session(name)
+        assert sess is engine.session("grad_diff") and sess.shipped and sess.shipped_noise is not None

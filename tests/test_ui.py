@@ -172,7 +172,7 @@ def test_stop_flags_belong_to_their_run():
     assert stops.stop("a") is False and stops.stop("", second) is False
 
 
-def test_custom_models_are_off_on_a_space_unless_allowed(engine, monkeypatch):
+def test_custom_models_are_off_on_a_space_unless_allowed(engine, monkeypatch, tmp_path):
     from sua_demo.sessions import custom_models_allowed
 
     assert custom_models_allowed("me/model", {}) and not custom_models_allowed("me/model", {"SPACE_ID": "x"})
@@ -181,16 +181,19 @@ def test_custom_models_are_off_on_a_space_unless_allowed(engine, monkeypatch):
     monkeypatch.setenv("SPACE_ID", "someone/sua-lab")
     monkeypatch.delenv("SUA_ALLOW_MODELS", raising=False)
     with pytest.raises(SuaError, match="only its shipped models"):
-        engine.session(str(ROOT / "checkpoints" / "tiny-llava" / "idk"))
+        engine.session(str(tmp_path))
+    assert engine.session(str(ROOT / "checkpoints" / "tiny-llava" / "idk")).shipped  # a shipped folder is shipped
     with pytest.raises(SuaError, match="too long"):
         engine.session("x" * 5000)
 
 
 def test_a_visitors_models_never_evict_the_shipped_ones(engine, tmp_path):
+    import shutil
+
     folder = ROOT / "checkpoints" / "tiny-llava"
     idk = engine.session("idk")
-    for name in ("vanilla", "retrain", "grad_diff"):
-        engine.session(str(folder / name))  # three custom names through a cache of two
+    for name in ("vanilla", "retrain", "grad_diff"):  # copies: a shipped folder by its path is the shipped model
+        engine.session(str(shutil.copytree(folder / name, tmp_path / name)))  # three custom names, a cache of two
     assert engine.session("idk") is idk and len(engine.sessions._custom) == 2
 
 
@@ -254,7 +257,20 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
     assert "faithful world" in ceiling_figures(tmp_path) and "+13.0 at the input, +45.0 on" in ceiling_figures(tmp_path)
     shipped = about_markdown(ROOT / "checkpoints" / "noise")
     assert "What limits δ on people it never saw" in shipped and "3 worlds, 3 splits each" in shipped
-    assert "In the faithful world" in shipped
+    assert "In the faithful world" in shipped and "checkpoints/" not in shipped and "`" not in shipped
+    assert "This page serves the first world" in shipped and "2-core AMD EPYC" in shipped  # how, in words
+
+
+def test_the_faithful_worlds_about_quotes_its_own_figures():
+    """Issue 42: the faithful world's About called the first world's figures "this world"."""
+    from sua_demo.config import shipped_world
+    from sua_demo.ui.about import about_markdown
+
+    world = shipped_world("faithful")
+    text = about_markdown(world.noise, world.name, world.audit)
+    first = about_markdown(ROOT / "checkpoints" / "noise")
+    assert "This page serves the faithful world" in text and "first world" not in text.split("## What limits")[0]
+    assert text.split("## The shipped figures")[1][:600] != first.split("## The shipped figures")[1][:600]
 
 
 def test_one_request_reads_an_upload_once_and_computes_its_story_once(engine, tmp_path, monkeypatch):

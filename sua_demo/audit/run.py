@@ -21,6 +21,7 @@ from sua_demo.eval.recovery import attack_split
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.machine import describe
 from sua_demo.models import load_adapter
+from sua_demo.shipped import label
 
 log = logging.getLogger(__name__)
 # Every method, in the report's order (the rows of audit.md, the panels of the figure): the labels' order, the
@@ -142,20 +143,25 @@ def audit_models(
     return report
 
 
-def markdown(report: dict[str, Any]) -> str:
+def markdown(report: dict[str, Any], page: bool = False) -> str:
+    """The audit as a table with its reading. `page`: for the page, in words only (the model's readable name, how
+    many splits rather than which, no machine line: how it was measured is said once, in About)."""
+
     def f(s: dict[str, float] | None) -> str:
         if s is None:
             return "–"
         return f"{s['mean']:+.1f} ± {s['sd']:.1f}" if s["n"] > 1 else f"{s['mean']:+.1f}"
 
+    name, n = Path(str(report["unlearned"])).name, len(report["splits"])
+    splits = f"over {n} attacker split{'s' * (n != 1)}" if page else f"splits {report['splits']}"
+    control = "" if page else f" ({Path(str(report['retrain'])).name})"
     lines = [
-        f"# Residual-knowledge audit: {Path(str(report['unlearned'])).name}",
+        f"# Residual-knowledge audit: {label(name) if page else name}",
         "",
         f"Generation exact match on held-out photos, gain over the clean question in points (text only: the "
-        f"question without a photo, read against the photo question of the same facts); splits "
-        f"{report['splits']} (mean ± sd where a method depends on the split). The control is the same method on the "
-        f"retrain model ({Path(str(report['retrain'])).name}), which never saw the forget people; 'above control' is "
-        "the difference.",
+        f"question without a photo, read against the photo question of the same facts); {splits} "
+        f"(mean ± sd where a method depends on the split). The control is the same method on the "
+        f"retrain model{control}, which never saw the forget people; 'above control' is the difference.",
         "",
         "| method | unseen people: gain | its control | above control | attacker's people: gain | its control "
         "| retain: gain |",
@@ -168,7 +174,8 @@ def markdown(report: dict[str, Any]) -> str:
             f"| **{f(a.get('unseen_people'))}** | {f(g.get('attacker_people'))} | {f(c.get('attacker_people'))} "
             f"| {f(g.get('retain'))} |"
         )
-    lines += ["", f"{report['seconds']:.0f} s on {report.get('machine', 'this machine')}."]
+    if not page:
+        lines += ["", f"{report['seconds']:.0f} s on {report.get('machine', 'this machine')}."]
     return "\n".join(lines) + "\n"
 
 

@@ -48,9 +48,16 @@ def _fmt(s: dict[str, Any], key: str) -> str:
     return f"{v['mean']:+.1f} ± {v['sd']:.1f}" if v else "–"
 
 
-def shipped_figures(noise_root: Path) -> str:
+WORLD_WORDS = {
+    "first": "the first world: 64-pixel photos, a vision tower trained on these people and changed by unlearning",
+    "faithful": "the faithful world: 112-pixel photos, a vision tower and projector pretrained on other people and "
+    "frozen as LLaVA's are, people learned and unlearned in the language model only",
+}
+
+
+def shipped_figures(noise_root: Path, world: str = "first") -> str:
     """A table per shipped demo model from its report.json: gain with δ and its controls, in points."""
-    parts = ["## The shipped figures (this world, from `checkpoints/noise/*/report.json`)"]
+    parts = [f"## The shipped figures of this world\nThis page serves {WORLD_WORDS.get(world, world)}."]
     for model in shipped.DEMO:
         path = noise_root / model / "report.json"
         if not path.is_file():
@@ -58,7 +65,8 @@ def shipped_figures(noise_root: Path) -> str:
         report = json.loads(path.read_text())
         s, n = report["summary"], len(report["splits"])
         parts += [
-            f"\n**{model}** ({n} attacker/unseen splits; generation exact match, gain over clean in points)\n",
+            f"\n**{shipped.label(model)}** ({n} attacker/unseen splits; generation exact match, gain over clean in "
+            "points)\n",
             "| group | δ | random noise | same δ on retrain | δ optimised on retrain |",
             "|---|---|---|---|---|",
         ]
@@ -108,7 +116,7 @@ One additive pattern of any size at the vision tower's input, which is what ever
 brings the IDK model's unseen people back by only **{idk_in:+.1f}** points. The same kind of change made to
 the image tokens the language model reads brings back **{idk_out:+.1f}**; the retrain control gains {retrain_out:+.1f}:
 the forgotten facts are still in the weights, behind the vision tower, mostly out of reach of pixels
-(`checkpoints/studies/offsets`, {len(runs)} worlds, {splits} splits each).
+(the offsets study: {len(runs)} worlds, {splits} splits each).
 """
     faithful = [json.loads(f.read_text()) for f in study_files(studies, "offsets", "faithful_ceiling")]
     if faithful:  # the same study on the world whose tower is pretrained elsewhere and frozen (docs/world.md)
@@ -120,6 +128,26 @@ the forgotten facts are still in the weights, behind the vision tower, mostly ou
     return text
 
 
-def about_markdown(noise_root: Path) -> str:
-    studies = noise_root.parent / "studies"
-    return "\n".join([INTRO, shipped_figures(noise_root), ceiling_figures(studies), ETHICS])
+def measured(audit_json: Path) -> str:
+    """How this was measured, in words: the machine a shipped audit names, said as a person would."""
+    import re
+
+    machine = json.loads(audit_json.read_text()).get("machine", "") if audit_json.is_file() else ""
+    found = re.match(r"CPU: (.+?), (\d+) cores", machine)
+    where = f"a {found[2]}-core {found[1]} processor" if found else "an ordinary CPU"
+    return (
+        "\n## How this was measured\nEvery figure on this page was computed by running the shipped models, on "
+        f"{where}, in 32-bit floating point; nothing is typed in by hand. Each figure is an average over several "
+        "choices of which forget people the attacker uses, and where the spread is shown it is the standard "
+        "deviation between those choices.\n"
+    )
+
+
+def about_markdown(noise_root: Path, world: str = "first", audit_root: Path | None = None) -> str:
+    """About for the served world: its figures, the ceiling study, how it was measured, the ethics."""
+    from sua_demo.config import CHECKPOINTS
+
+    studies = CHECKPOINTS / "studies"
+    audit_json = (audit_root or noise_root.parent / "audit") / shipped.DEFAULT / "audit.json"
+    parts = [INTRO, shipped_figures(noise_root, world), ceiling_figures(studies), measured(audit_json), ETHICS]
+    return "\n".join(parts)

@@ -9,7 +9,10 @@ from sua_demo.ui.about import about_markdown
 
 
 def build() -> None:
-    from sua_demo.config import CHECKPOINTS
+    """The served world's About (its own figures, never another world's)."""
+    from sua_demo.ui import tools
 
+    world = tools.state().engine.world
     gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
-    gr.Markdown(about_markdown(CHECKPOINTS / "noise"), elem_id="about", elem_classes="wide-tables")
+    about = about_markdown(world.noise, world.name, world.audit)
+    gr.Markdown(about, elem_id="about", elem_classes="wide-tables")

@@ -209,7 +209,7 @@ def audit(model: str, person: str = "", progress=gr.Progress()):  # type: ignore
         if report is None:
             yield f"No shipped audit for {model}: give a forget person for a live one.", as_json({})
             return
-        yield plain(audit_view.NOTE + "\n\n" + markdown(report)), as_json(report)
+        yield plain(audit_view.NOTE + "\n\n" + markdown(report, page=True)), as_json(report)
         return
     deadline = time.monotonic() + AUDIT_BOUND_S
     for status, report, done in audit_view.live_audit(eng, model, person, deadline=deadline):
@@ -217,7 +217,7 @@ def audit(model: str, person: str = "", progress=gr.Progress()):  # type: ignore
             progress(done, desc=status)
             yield status, as_json({"status": status, "done": False})
         else:
-            yield plain(status + "\n\n" + markdown(report)), as_json(report)
+            yield plain(status + "\n\n" + markdown(report, page=True)), as_json(report)
 
 
 @handler

@@ -13,6 +13,7 @@ from typing import Any
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.look import STAGES, Look, Request, look, person_id
+from sua_demo.shipped import label
 from sua_demo.ui import page, stealth
 from sua_demo.ui.exports import Scratch
 from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
@@ -38,6 +39,7 @@ class Defaults:
     stealth: float
     people: list[tuple[str, str]] = field(default_factory=list)  # so the API and MCP schemas list the choices
     person: str | None = None
+    photo: int = 5  # the first example's photo, so the first result is the example its chip names
     facts: dict[str, list[str]] = field(default_factory=dict)  # Your face: each fact's values the model can say
 
 
@@ -50,17 +52,17 @@ def defaults(state: AppState | None = None) -> Defaults:
     from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS
 
     cfg = AttackConfig()
-    steps, people, person = STEP_RANGE[0], [], None
+    steps, people, person, photo = STEP_RANGE[0], [], None, 5
     facts = {k: list(v) for k, v in FACT_POOLS.items()}
     if state is not None:
         steps = app_steps(state.timer.seconds_per_step(state.engine, state.engine.session(DEFAULT_MODEL)))
         first = state.load(DEFAULT_MODEL)
-        people, person = first.people, first.person
+        people, person, photo = first.people, first.person, first.photo if first.photo is not None else 5
         facts = fact_choices(state.engine)
     models = list(state.engine.sessions.shipped if state is not None else SHIPPED_MODELS)
     return Defaults(
         models, DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
-        round(cfg.eps * 255), steps, cfg.stealth_weight, people, person, facts,
+        round(cfg.eps * 255), steps, cfg.stealth_weight, people, person, photo, facts,
     )  # fmt: skip
 
 
@@ -106,7 +108,7 @@ class AppState:
         samples = [[e["text"]] for e in examples]
         sess = eng.session(model)
         badges = (
-            f"badges for the δ shipped for {sess.noise_owner}"
+            f"badges for the δ shipped for {label(sess.noise_owner)}"
             if sess.shipped_noise is not None
             else "badges for split 0, the one 'Optimise' fits on"
         )

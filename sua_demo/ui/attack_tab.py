@@ -10,7 +10,8 @@ from typing import Any
 import gradio as gr
 
 from sua_demo.request import Request
-from sua_demo.ui import text, tools
+from sua_demo.shipped import label
+from sua_demo.ui import page, text, tools
 from sua_demo.ui.gradio_glue import FileInput, PhotoInput, handler, shown
 from sua_demo.ui.launch import HEAVY
 
@@ -34,9 +35,10 @@ class AttackTab(SimpleNamespace):
 
 def build(d: Any) -> AttackTab:
     """Lays the tab out from the page's defaults `d` (`app_state.Defaults`)."""
-    t = AttackTab(optimised=gr.State(None), loaded=gr.State(d.model))
+    t = AttackTab(optimised=gr.State(None), loaded=gr.State(d.model), load_ok=gr.State(True))
     with gr.Row(equal_height=True):
-        t.model = gr.Dropdown(d.models, value=d.model, elem_id="model", scale=2, **text.MODEL_BOX)
+        models = [(label(m), m) for m in d.models]  # readable names; the value is the model's own name
+        t.model = gr.Dropdown(models, value=d.model, elem_id="model", scale=2, **text.MODEL_BOX)
         t.noise_source = tools.sources_box(d.sources)
         t.run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
     t.message = gr.HTML("", elem_id="message")
@@ -45,7 +47,7 @@ def build(d: Any) -> AttackTab:
         with gr.Column(scale=2, min_width=260):
             t.preview = gr.Gallery(label="the photo", columns=1, height=300, elem_id="preview", **STILL)
             t.person = gr.Dropdown(d.people, value=d.person, label="person", elem_id="person", allow_custom_value=True)
-            t.photo = gr.Slider(0, 6, value=5, step=1, label="photo", info=text.PHOTO_HELP, elem_id="photo")
+            t.photo = gr.Slider(0, 6, value=d.photo, step=1, label="photo", info=text.PHOTO_HELP, elem_id="photo")
         with gr.Column(scale=5, min_width=300):
             t.verdict = gr.HTML(text.EMPTY, elem_id="verdict")
             t.table = gr.HTML(elem_id="answers")
@@ -78,7 +80,8 @@ def _noise_views(t: AttackTab, d: Any) -> None:
         t.slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
         t.views = gr.Gallery(label="what δ does", columns=4, height=290, elem_id="views", **STILL)
         gr.Markdown(text.NOISE_HELP)
-        t.metrics = gr.Dataframe(headers=["metric", "value"], label="how visible is δ", interactive=False)
+        before = [[name, "shown with the first answers"] for name in page.METRICS]  # never an empty table
+        t.metrics = gr.Dataframe(before, headers=["measure", "value"], label="how visible is δ", interactive=False)
         t.exports = gr.File(label="these answers as CSV and JSON", **FILES)
 
 
@@ -116,8 +119,9 @@ def wire(t: AttackTab, demo: gr.Blocks) -> None:
     apply = _applier(t)
     load_in, load_out = [t.model, t.person, t.role, t.loaded], [t.model, t.status, t.gallery, t.person, t.photo]
     for event in (demo.load, t.model.input):  # a failed load puts the last model back (tools.load_for_page)
-        loaded = [*load_out, t.examples, t.loaded, t.message]
-        apply(event(tools.load_for_page, load_in, loaded, api_name=False, trigger_mode="always_last"))
+        loaded = [*load_out, t.examples, t.loaded, t.message, t.load_ok]
+        went = event(tools.load_for_page, load_in, loaded, api_name=False, trigger_mode="always_last")
+        apply(went.then(tools.loaded_well, t.load_ok, None, **QUIET), only_after_success=True)
     pick = shown(handler(lambda m, i: (*tools.state().example(m, i), None)), 3)  # an example: its person and photo
     apply(t.examples.click(pick, [t.model, t.examples], [t.person, t.photo, t.upload, t.message], api_name=False))
     thumb = shown(tools.pick_thumbnail, 2)
@@ -153,8 +157,9 @@ def _applier(t: AttackTab) -> Any:
     stale = [t.verdict, *outputs, t.umap_plot, t.map_text]
     fresh = [*outputs, t.verdict, t.umap_plot, t.map_text, t.message]
 
-    def apply(event: Any) -> None:
-        event.then(lambda: blank, None, stale, **QUIET).then(page, set(fields.values()), fresh, api_name=False)
+    def apply(event: Any, only_after_success: bool = False) -> None:
+        after = event.success if only_after_success else event.then
+        after(lambda: blank, None, stale, **QUIET).then(page, set(fields.values()), fresh, api_name=False)
 
     return apply
 

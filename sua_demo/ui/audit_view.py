@@ -24,15 +24,15 @@ def shipped_audit(engine: Engine, model: str) -> tuple[str, Any]:
     """The shipped audit as a table and a heatmap, with no model run."""
     report = audit.shipped_report(engine, model)
     if report is None:
-        return f"No shipped audit for {model}: run one with the button above, or `sua audit` in a terminal.", None
-    return NOTE + "\n\n" + audit.markdown(report), audit.audit_figure(report)
+        return "No shipped audit for this model: run one with the button above.", None
+    return NOTE + "\n\n" + audit.markdown(report, page=True), audit.audit_figure(report)
 
 
 def audit_shown(status: str, report: dict | None) -> tuple[str, Any]:
     """A live audit's progress line, or its end: the line, the table and the heatmap."""
     if report is None:
         return status, None
-    return status + "\n\n" + audit.markdown(report), audit.audit_figure(report)
+    return status + "\n\n" + audit.markdown(report, page=True), audit.audit_figure(report)
 
 
 def report_card_view(engine: Engine) -> tuple[str, Any]:

@@ -17,7 +17,7 @@ from sua_demo.analysis.paired import p_text
 from sua_demo.engine import Engine, Story
 from sua_demo.images import to_pil
 from sua_demo.look import Look
-from sua_demo.shipped import public_name
+from sua_demo.shipped import label, public_name
 from sua_demo.ui import exports
 from sua_demo.ui.story import story_html, upload_verdict_html, verdict_html
 
@@ -25,6 +25,17 @@ DISPLAY_SIDE = 256
 UPLOAD_BANNER = (
     "The tiny model knows only the 100 fictitious people of its benchmark: any name it gives a stranger is made "
     "up. What to read is whether the clean and noisy answers differ, and where your photo lands on the map."
+)
+
+
+# how visible δ is, each measure named in words (the page's "how visible is δ" table)
+METRICS = (
+    "largest change of one pixel (of 255)",
+    "size of the whole change (L2)",
+    "peak signal-to-noise ratio, dB (above 35: hard to see)",
+    "structural similarity (1: the same)",
+    "model's view: noisy photo against its denoised copy (1: the same)",
+    "model's view: noisy photo against the clean one (1: the same)",
 )
 
 
@@ -56,18 +67,12 @@ def answers_view(look: Look, scratch: exports.Scratch | None = None) -> Page:
     story, req, noise = look.story, look.request, look.noise
     assert story is not None, "answers_view needs the look's story stage"
     p, c = story.pixels, story.cosines
-    metrics = [
-        ["L∞ (×255)", f"{255 * p['linf']:.1f}"],
-        ["L2", f"{p['l2']:.2f}"],
-        ["PSNR (dB)", f"{p['psnr']:.1f}"],
-        ["SSIM", f"{p['ssim']:.3f}"],
-        ["cos(E(x+δ), E(D(x+δ)))", f"{c['cos_noisy_denoised']:.4f}"],
-        ["cos(E(x+δ), E(x))", f"{c['cos_noisy_clean']:.4f}"],
-    ]
-    controls = ", ".join(f"{k}: {v or 'not available'}" for k, v in story.controls.items())
-    note = f"**{look.who}** · model **{look.sess.name}** ({controls}) · noise: {look.noise_label} · denoiser: " + (
-        req.denoiser
-    )
+    values = [f"{255 * p['linf']:.1f}", f"{p['l2']:.2f}", f"{p['psnr']:.1f}", f"{p['ssim']:.3f}"]
+    values += [f"{c['cos_noisy_denoised']:.4f}", f"{c['cos_noisy_clean']:.4f}"]
+    metrics = [[name, value] for name, value in zip(METRICS, values, strict=True)]
+    controls = ", ".join(_control(k, v) for k, v in story.controls.items())
+    model = label(public_name(look.sess.name))
+    note = f"**{look.who}** · model **{model}** ({controls}) · noise: {look.noise_label} · denoiser: {req.denoiser}"
     files = []
     if scratch is not None:
         files = [str(f) for f in exports.write_story(scratch.folder(), story, look.noise_label, req.denoiser)]
@@ -88,6 +93,13 @@ def answers_view(look: Look, scratch: exports.Scratch | None = None) -> Page:
         files=files,
         story=story,
     )
+
+
+def _control(role: str, model: str | None) -> str:
+    """'Retrain control (never saw them)', with the user's own control's name, or 'not available'."""
+    if not model:
+        return f"{label(role)}: not available"
+    return label(role) if model == role else f"{label(role)}: {public_name(model)}"
 
 
 def verdict_view(look: Look) -> str:
@@ -122,7 +134,8 @@ def examples(engine: Engine, model: str) -> list[dict[str, Any]]:
 
 def load_status(engine: Engine, model: str) -> str:
     sess = engine.session(model)
-    return f"**{public_name(sess.name)}** loaded: {sess.image_size}-pixel photos. Shipped noise: {sess.noise_note}."
+    name = label(public_name(sess.name))
+    return f"**{name}** loaded: {sess.image_size}-pixel photos. Shipped noise: {sess.noise_note}."
 
 
 def optimised_files(folder: Path, last: Any, best: Any, model: str, eps: float) -> list[str]:

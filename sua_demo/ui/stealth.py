@@ -14,7 +14,7 @@ from sua_demo.analysis import embedding_map
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.look import UPLOAD_WHO, Look
-from sua_demo.shipped import public_name
+from sua_demo.shipped import label, public_name
 
 TITLE_CHARS = 40  # about what fits on one line of a 400 px wide plot
 SAME_READING = 0.02  # two AUROCs closer than this are "about the same"
@@ -110,7 +110,8 @@ def map_view(look: Look) -> tuple[Any, str]:
     assert look.points is not None, "map_view needs the look's map stage"
     who = look.name if look.pid is None else f"{look.name}, photo {look.photo}"
     points = name_photo(look.points, who)
-    fig = embedding_map.figure(points, title=short_title(f"{public_name(look.sess.name)}: where the photo lands"))
+    model = label(public_name(look.sess.name))
+    fig = embedding_map.figure(points, title=short_title(f"{model}: where the photo lands"))
     reading = _map_reading(look.sess, look.request.noise_source, look.request.denoiser)
     return fig, map_caption(points, who, look.role, reading)
 
@@ -143,7 +144,7 @@ def stealth_comparison(engine: Engine, model: str, denoiser: str = "gaussian") -
     carries the explanation, since it sits beside the plot a reader sees first."""
     sess = engine.session(model)
     if sess.shipped_noise is None:
-        raise SuaError(f"{sess.name} has no shipped noise to compare")
+        raise SuaError(f"{label(public_name(sess.name))} has no shipped noise to compare")
     readings = detector_readings(sess)
     stealthy = engine.embedding_map(sess, sess.shipped_noise, denoiser)
     left = embedding_map.figure(stealthy, title="with the stealth term")

@@ -9,6 +9,7 @@ from typing import Any
 import gradio as gr
 
 from sua_demo.errors import SuaError
+from sua_demo.shipped import label, public_name
 from sua_demo.ui.gradio_glue import caller, handler, message_html, sentence
 
 
@@ -109,10 +110,17 @@ def load_for_page(model: str, person: str, role_filter: str, last: str) -> tuple
     """The page's load: a failure says why in the message box and puts the model box back on the last model that
     loaded, whose person, photo and results stay on the page."""
     try:
-        return (gr.skip(), *load_widgets(model, person, role_filter), model, "")
+        return (gr.skip(), *load_widgets(model, person, role_filter), model, "", True)
     except gr.Error as err:
-        said = message_html(f"{sentence(str(err.message))} Still showing {last}.")
-        return (last, *[gr.skip()] * 5, last, said)
+        said = message_html(f"{sentence(str(err.message))} Still showing {label(public_name(last))}.")
+        return (last, *[gr.skip()] * 5, last, said, False)
+
+
+def loaded_well(ok: bool) -> None:
+    """After a load: a failed one ends its chain here (silently: its message is already on the page), so the
+    last model's results are not asked again and cannot overwrite that message."""
+    if not ok:
+        raise gr.Error("the load failed", visible=False, print_exception=False)
 
 
 def sources_box(sources: list[str]) -> gr.Radio:
