@@ -79,7 +79,7 @@ def choose_noise(sess: LoadedModel, source: str, uploaded: str | None = None, op
         raise UnknownNameError(f"noise source must be one of {', '.join(SOURCES)}, got {str(source)[:40]!r}")
     if source == "shipped":
         if sess.shipped_noise is None:
-            raise SuaError(f"{sess.name} has no shipped noise; upload one or optimise one")
+            raise SuaError("this model has no shipped noise: upload one or optimise one")
         return sess.shipped_noise
     path = uploaded if source == "uploaded" else optimised
     if not path:

@@ -56,3 +56,70 @@ def test_the_report_card_is_one_line_a_method_and_a_card_each_on_a_phone(browser
         shot(page.locator("#report-card"), f"issue42_card_{name}_400.png")
     finally:
         page.close()
+
+
+INTERNALS = ("checkpoints/", "torch 2.", "avx512", "oneDNN", "splits [", "cos(E(", "`sua", "report.json", "_lora",
+             "grad_diff", "Something went wrong")  # fmt: skip
+
+
+def test_no_internals_and_the_first_result_is_the_example_it_names(browser, world):  # noqa: F811
+    """Item 6: no paths, library or CPU details, code or formulas, or technical method names in what a visitor
+    reads on the Attack, Audit and About tabs (About says how it was measured in words); the first result is the
+    photo its example chip names; the stealth view draws both maps (the faithful world's drew an empty frame)."""
+    from playwright.sync_api import expect
+
+    name, url = world
+    page = open_page(browser, url, *WIDE)
+    try:
+        chip = page.locator("#examples").get_by_role("button").first.inner_text()
+        photo = chip.split("· photo ")[1].split(" ")[0]
+        expect(page.locator("#note")).to_contain_text(f"photo {photo} ·", timeout=30_000)
+        page.get_by_text("Stealth: the embedding map").click()
+        expect(page.locator("#stealthy-map .js-plotly-plot")).to_have_count(1, timeout=120_000)
+        expect(page.locator("#stealthy-text")).not_to_be_empty(timeout=60_000)
+        if page.locator("#plain-map").is_visible():  # the faithful world ships no δ without the stealth term
+            expect(page.locator("#plain-map .js-plotly-plot")).to_have_count(1, timeout=120_000)
+        else:
+            expect(page.locator("#plain-text")).to_contain_text("no second map", timeout=30_000)
+        page.get_by_text("See the noise").click()
+        seen = page.locator("body").inner_text()
+        shot(page.locator("body"), f"issue42_attack_{name}_1400.png")
+        for tab in ("Audit", "About"):
+            page.get_by_role("tab", name=tab).click()
+            page.wait_for_timeout(4_000)
+            seen += page.locator("body").inner_text()
+        assert "how this was measured" in seen.lower()
+        found = [w for w in INTERNALS if w in seen]
+        assert not found, found
+        page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+        page.get_by_role("tab", name="Attack").click()
+        shot(page.locator("#verdict"), f"issue42_attack_{name}_400.png")
+    finally:
+        page.close()
+
+
+def test_a_load_error_is_not_overwritten_by_an_older_message(browser, app_url, tmp_path):  # noqa: F811
+    """Item 6: a model of one's own with no noise says so; a later failed load says why, and that message stays
+    (the last model's results were asked again and their old message took its place)."""
+    import shutil
+
+    from playwright.sync_api import expect
+
+    from sua_demo.config import CHECKPOINTS
+
+    own = shutil.copytree(CHECKPOINTS / "tiny-llava" / "vanilla", tmp_path / "mine")
+    page = open_page(browser, app_url, *WIDE)
+    try:
+        page.locator("#model input").fill(str(own))
+        page.keyboard.press("Enter")
+        message = page.locator("#message .message")
+        expect(message).to_contain_text("This model has no shipped noise", timeout=90_000)
+        assert "/" not in message.inner_text()  # words, not a path
+        page.locator("#model input").fill("no_such_model")
+        page.keyboard.press("Enter")
+        expect(message).to_contain_text("Still showing mine", timeout=60_000)
+        page.wait_for_timeout(8_000)
+        expect(message).to_contain_text("Still showing mine")
+        shot(page.locator("#message"), "issue42_load_error_1400.png")
+    finally:
+        page.close()

@@ -76,8 +76,11 @@ def shipped_figures(noise_root: Path, world: str = "first") -> str:
                 f"| {_fmt(s, f'retrain/{g}/gain_same_delta')} | {_fmt(s, f'retrain/{g}/gain_own_delta')} |"
             )
     worlds = noise_root / "worlds.md"
-    if worlds.is_file():
-        parts += ["\n## Across worlds (other bench seeds)\n", worlds.read_text().split("\n", 2)[-1]]
+    if worlds.is_file():  # each model's section headed by its readable name
+        text = worlds.read_text().split("\n", 2)[-1]
+        for model in shipped.MODELS:
+            text = text.replace(f"\n## {model}\n", f"\n### {shipped.label(model)}\n")
+        parts += ["\n## Across worlds (other bench seeds)\n", text]
     return "\n".join(parts)
 
 

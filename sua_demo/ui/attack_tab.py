@@ -137,7 +137,7 @@ def wire(t: AttackTab, demo: gr.Blocks) -> None:
     apply(t.noise_file.clear(cleared, [t.noise_source, t.optimised], [t.noise_source, t.message], **QUIET))
     thumbs = shown(handler(lambda m, r: tools.state().thumbs(m, r)), 1)
     t.role.change(thumbs, [t.model, t.role], [t.gallery, t.message], api_name=False)
-    maps = shown(handler(lambda m, d: tools.state().stealth_maps(m, d)), 4)
+    maps = shown(handler(tools.stealth_maps), 4)
     stealth_out = [t.stealthy_map, t.stealthy_text, t.plain_map, t.plain_text, t.message]
     t.stealth_box.expand(maps, [t.model, t.denoiser], stealth_out, api_name=False)
     _wire_optimise(t, apply)

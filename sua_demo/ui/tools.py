@@ -57,6 +57,13 @@ def optimise_on_page(model: str, eps: float, steps: float, denoiser: str, stealt
             yield v.figure, f"{v.status}; noise source set to 'optimised'", v.preview, v.files
 
 
+def stealth_maps(model: str, denoiser: str) -> tuple[Any, str, Any, str]:
+    """The stealth comparison's two maps; a model with no δ trained without the stealth term hides the second
+    frame (an empty plot drew a broken frame) and says why in its place."""
+    left, left_caption, right, right_caption = state().stealth_maps(model, denoiser)
+    return left, left_caption, gr.update(value=right, visible=right is not None), right_caption
+
+
 def arm_stop(request: gr.Request) -> None:
     """Runs unqueued at the Optimise click, so a Stop pressed while the run waits cancels it at its turn."""
     state().stops.arm(caller(request))
