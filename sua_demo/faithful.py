@@ -223,6 +223,8 @@ def ship_reports(seed: int) -> Path | None:
     if seed == 0:
         return None
     src, out = world_dir(seed), REPORTS / f"world{seed}"
+    if any(not (src / name / "eval.json").is_file() for name in ("vanilla", "retrain", *DEMO_MODELS)):
+        return None  # a world rebuilt in part (one model, or its vanilla again) must not replace its shipped reports
     patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "noise/*/report.json", "noise/*/report.md",
                 "noise/*/split*.json", "audit/*/audit.json", "audit/*/audit.md")  # fmt: skip
     for pattern in patterns:
@@ -260,7 +262,10 @@ def gates_over_worlds(out: Path = FAITHFUL) -> str:
         cells = []
         for rows in worlds.values():
             row = next((r for r in rows if (r["model"], r["group"], r["metric"], r["gate"]) == key), None)
-            cells.append("–" if row is None else f"{100 * row['value']:.1f} %" + ("" if row["met"] else " **no**"))
+            if row is None or row["value"] is None:  # not built in that world, or not measured
+                cells.append("–")
+            else:
+                cells.append(f"{100 * row['value']:.1f} %" + ("" if row["met"] else " **no**"))
         lines.append(f"| {' | '.join(key)} | " + " | ".join(cells) + " |")
     held = [f"world {s}: {sum(r['met'] for r in rows)} of {len(rows)}" for s, rows in worlds.items()]
     text = "\n".join(lines) + "\n\nGates held: " + "; ".join(held) + ".\n"

@@ -208,3 +208,22 @@ def test_the_validation_rules_are_recipes_and_need_their_worlds_vanilla(tmp_path
     monkeypatch.setattr(faithful, "world_dir", lambda seed: tmp_path / f"world{seed}")
     with pytest.raises(MissingFileError, match="no vanilla model in .*build the world first"):
         faithful.build_world(7, validation=True)
+
+
+def test_a_world_rebuilt_in_part_does_not_replace_its_shipped_reports(tmp_path, monkeypatch):
+    """Rebuilding only world 1's vanilla (to build more models on it) copied its partial gates over the shipped
+    ones and then failed on the missing models' empty gate values; now it ships nothing until the world is whole,
+    and the table over worlds reads an unmeasured gate as '–'."""
+    from sua_demo import faithful
+
+    monkeypatch.setattr(faithful, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(faithful, "REPORTS", tmp_path / "reports")
+    part = tmp_path / "runs" / "world1" / "vanilla"
+    part.mkdir(parents=True)
+    (part / "eval.json").write_text("{}")
+    assert faithful.ship_reports(1) is None and not (tmp_path / "reports").exists()
+    gates = [{"model": "idk", "group": "forget", "metric": "em", "gate": "<= 10 %", "value": None, "met": False}]
+    (tmp_path / "reports" / "world1").mkdir(parents=True)
+    (tmp_path / "reports" / "world1" / "gates.json").write_text(json.dumps({"gates": gates}))
+    text = faithful.gates_over_worlds(tmp_path)
+    assert "world 1: 0 of 1" in text and "| – |" in text
