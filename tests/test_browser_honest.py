@@ -123,3 +123,26 @@ def test_a_load_error_is_not_overwritten_by_an_older_message(browser, app_url, t
         shot(page.locator("#message"), "issue42_load_error_1400.png")
     finally:
         page.close()
+
+
+def test_on_a_phone_the_answers_header_moves_with_its_columns(browser, world):  # noqa: F811
+    """Item 5: scrolled sideways, every column head stays over its column, the question's head over the questions
+    (it stayed behind as the questions column stuck to the left)."""
+    name, url = world
+    page = open_page(browser, url, *PHONE)
+    try:
+        at = page.evaluate(
+            """() => {
+            const w = document.querySelector('#answers .story-wrap'); const t = w.querySelector('table');
+            w.scrollLeft = 150;
+            const left = cells => [...cells].map(c => Math.round(c.getBoundingClientRect().left));
+            return {heads: left(t.querySelectorAll('thead th')), cells: left(t.querySelector('tbody tr').children),
+                    moved: w.scrollLeft};
+        }"""
+        )
+        assert at["moved"] > 0 and at["heads"] == at["cells"], at
+        shot(page.locator("#answers"), f"issue42_answers_{name}_400.png")
+        page.set_viewport_size({"width": WIDE[0], "height": WIDE[1]})
+        shot(page.locator("#answers"), f"issue42_answers_{name}_1400.png")
+    finally:
+        page.close()

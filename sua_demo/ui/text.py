@@ -94,6 +94,7 @@ table.story .mark { font-weight: 700; white-space: nowrap; }
 .legend dt { font-weight: 600; } .legend dd { margin: 0; }
 .scroll-hint { display: none; font-size: 0.85em; color: #666; margin: 0.2em 0; }
 table.story th[scope='row'] { position: sticky; left: 0; z-index: 1; background: #fafafa; }
+table.story thead th:first-child { position: sticky; left: 0; z-index: 2; }
 #source.no-uploaded label:has(input[value='uploaded']), #source.no-optimised label:has(input[value='optimised'])
   { opacity: 0.45; pointer-events: none; }
 .wide-tables table { display: block; overflow-x: auto; max-width: 100%; }
