@@ -146,3 +146,46 @@ def test_on_a_phone_the_answers_header_moves_with_its_columns(browser, world):  
         shot(page.locator("#answers"), f"issue42_answers_{name}_1400.png")
     finally:
         page.close()
+
+
+def test_your_face_lists_what_it_uses_says_why_in_view_and_stops_into_one_state(browser, world, tmp_path):  # noqa: F811
+    """Item 4: each photo set aside is named (the file, not a path) in a message beside the upload box, in view; a
+    20x20 image is refused with the reason; Remove clears the photos and the boxes; Stop leaves one state (no
+    step still "running" under "Stopped")."""
+    from PIL import Image
+    from playwright.sync_api import expect
+
+    from sua_demo.config import served_world
+    from sua_demo.dataset import build_bench
+
+    name, url = world
+    bench = build_bench(served_world({"SUA_WORLD": name}).bench)
+    good = []
+    for i in range(3):
+        good.append(tmp_path / f"me{i}.png")
+        bench.people[0].photos[i].resize((128, 128)).save(good[-1])
+    Image.new("RGB", (20, 20), "red").save(tmp_path / "tiny.png")
+    page = open_page(browser, url, *PHONE)
+    try:
+        page.get_by_role("tab", name="Your face").click()
+        page.locator("#face-files input[type=file]").set_input_files([*map(str, good), str(tmp_path / "tiny.png")])
+        added = page.locator("#face-added .message")
+        expect(added).to_contain_text("Set aside tiny.png: it is", timeout=60_000)
+        assert "20×20 pixels" in added.inner_text() and "/" not in added.inner_text()
+        expect(page.locator("#face-thumbs img")).to_have_count(3)
+        expect(added).to_be_in_viewport(ratio=0.95, timeout=10_000)  # the note is scrolled into view
+        shot(page.locator("body"), f"issue42_face_{name}_400.png")
+        page.get_by_role("button", name="Invent facts").click()
+        page.wait_for_timeout(2_000)
+        page.get_by_role("button", name="Teach, unlearn, attack").click()
+        expect(page.locator("#face-steps")).to_contain_text("running", timeout=60_000)
+        page.get_by_role("button", name="Stop", exact=True).click()
+        expect(page.locator("#face-status")).to_contain_text("Stopped: nothing of this run was kept", timeout=300_000)
+        assert "running" not in page.locator("#face-steps").inner_text()
+        page.set_viewport_size({"width": WIDE[0], "height": WIDE[1]})
+        shot(page.locator("body"), f"issue42_face_{name}_1400.png")
+        page.get_by_role("button", name="Remove my photos").click()
+        expect(page.locator("#face-thumbs")).to_contain_text("No photos yet", timeout=30_000)
+        assert page.locator("#face-files .file-preview").count() == 0
+    finally:
+        page.close()

@@ -13,6 +13,9 @@ from sua_demo.images import read_image
 
 MIN_PHOTOS = 3  # two to teach and fit on, one held back to test on
 MAX_PHOTOS = 8
+# A face the models can learn from: the worlds' photos are 64 and 112 pixels, so a smaller image is upscaled from
+# less than one of them and carries too little of the face to teach or to test.
+MIN_SIDE = 64
 # Two photos whose 32x32 grey thumbnails differ by less than this (mean absolute difference, 0-255) are the same
 # shot: a re-saved or re-sized copy moves it by 1-3, the bench's own photos of one person by 15 or more.
 NEAR_DUPLICATE = 4.0
@@ -20,6 +23,14 @@ NEAR_DUPLICATE = 4.0
 
 def _thumbnail(image: Image.Image) -> np.ndarray:
     return np.asarray(image.convert("L").resize((32, 32), Image.Resampling.BILINEAR), dtype=np.float32)
+
+
+def check_size(image: Image.Image) -> Image.Image:
+    """The image, or a `SuaError` saying why it is too small to hold a face."""
+    if min(image.size) < MIN_SIDE:
+        w, h = image.size
+        raise SuaError(f"it is {w}×{h} pixels; a face needs at least {MIN_SIDE} pixels on its shorter side")
+    return image
 
 
 def usable_photos(sources: list[str | Path | bytes | Image.Image]) -> tuple[list[Image.Image], list[str]]:
@@ -32,7 +43,7 @@ def usable_photos(sources: list[str | Path | bytes | Image.Image]) -> tuple[list
     notes: list[str] = []
     for i, source in enumerate(sources, start=1):
         try:
-            image = source.convert("RGB") if isinstance(source, Image.Image) else read_image(source)[0]
+            image = check_size(source.convert("RGB") if isinstance(source, Image.Image) else read_image(source)[0])
         except SuaError as err:
             notes.append(f"photo {i} set aside: {err}")
             continue

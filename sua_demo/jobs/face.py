@@ -13,14 +13,13 @@ from PIL import Image
 from sua_demo.dataset.profiles import FACT_POOLS
 from sua_demo.engine import Engine
 from sua_demo.enrol import Visitor, invent_visitor, usable_photos
-from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS
+from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS, MIN_SIDE, check_size
 from sua_demo.enrol.visitor import check_visitor, sayable
-from sua_demo.eval.metrics import exact_match
 from sua_demo.lifecycle import EnrolReport, LifecycleConfig, StepReport, run_lifecycle
 from sua_demo.threads import streaming_on_fresh_thread
 
-__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "EnrolReport", "Ready", "StepReport", "fact_choices",
-           "invent", "prepare", "right", "steps"]  # fmt: skip
+__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport", "Ready", "StepReport",
+           "check_size", "fact_choices", "invent", "prepare", "steps"]  # fmt: skip
 
 FACTS = tuple(FACT_POOLS)
 
@@ -35,11 +34,6 @@ def invent(engine: Engine, seed: int = 0) -> tuple[str, ...]:
     """A name no bench person has and four facts, all words the model can say."""
     name, facts = invent_visitor(engine.bench, int(seed), engine.session("vanilla").adapter.tokenizer)
     return (name, *(facts[k] for k in FACTS))
-
-
-def right(said: str, truth: str) -> bool:
-    """Whether an answer is right, by the verdict's own rule."""
-    return exact_match(said, truth)
 
 
 @dataclass

@@ -15,6 +15,9 @@ from sua_demo.ui.gradio_glue import FileInput, PhotoInput, delete_if_uploaded, d
 from sua_demo.ui.launch import HEAVY
 
 PAGE_ONLY = {"api_name": False, "show_progress": "hidden"}
+# after an upload, its note (or, with none, the thumbnails) is scrolled into view: on a phone it is below the box
+IN_VIEW = """() => { const m = document.querySelector('#face-added .message') || document.querySelector('#face-thumbs');
+  if (m) m.scrollIntoView({block: 'center'}); }"""
 
 
 def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
@@ -34,7 +37,9 @@ def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
     gr.Markdown(your_face.PRIVACY, elem_id="face-privacy")
     gr.Markdown(your_face.HELP)
     with gr.Row():
-        files = FileInput(file_count="multiple", file_types=["image"], label="your photos", elem_id="face-files")
+        with gr.Column(min_width=260):
+            files = FileInput(file_count="multiple", file_types=["image"], label="your photos", elem_id="face-files")
+            added = gr.HTML("", elem_id="face-added")  # what happened to each photo, under the box it came in by
         cam = PhotoInput(type="filepath", sources=["webcam", "clipboard"], label="or take or paste one")
     thumbs = gr.HTML(your_face.thumbnails_html([]), elem_id="face-thumbs")
     clear = gr.Button("Remove my photos", size="sm")
@@ -52,8 +57,9 @@ def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
     verdict, story = gr.HTML(elem_id="face-verdict"), gr.HTML(elem_id="face-story")
 
     for box in (files, cam):  # each photo read into the session's memory, its file deleted, the box emptied
-        box.upload(shown(add, 3, at=2), box, [box, thumbs, message], **PAGE_ONLY)
-    clear.click(tools.face_clear, None, [thumbs, message], **PAGE_ONLY)
+        said = box.upload(shown(add, 3, at=2), box, [box, thumbs, added], **PAGE_ONLY)
+        said.then(None, None, None, js=IN_VIEW, **PAGE_ONLY)
+    clear.click(tools.face_clear, None, [files, cam, thumbs, added], **PAGE_ONLY)
     invent.click(shown(tools.face_invent, 5), None, [name, *facts, message], **PAGE_ONLY)
     started = go.click(tools.face_free, None, None, queue=False, api_name=False)  # a second run: refused here
     started.success(

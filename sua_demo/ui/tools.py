@@ -159,13 +159,15 @@ def face_add(files: Any, delete: Any, request: gr.Request) -> tuple[None, str, s
     removes uploads only). The file box is emptied: the thumbnails are the photos in use."""
     from sua_demo.ui import your_face
 
-    return (None, *your_face.add_photos(_face(request), files, delete))
+    thumbs, notes = your_face.add_photos(_face(request), files, delete)
+    return None, thumbs, message_html(notes)
 
 
-def face_clear(request: gr.Request) -> tuple[str, str]:
+def face_clear(request: gr.Request) -> tuple[None, None, str, str]:
+    """Remove my photos: the photos in use, and both upload boxes, so what is listed is what is used."""
     from sua_demo.ui import your_face
 
-    return your_face.clear_photos(_face(request))
+    return None, None, *your_face.clear_photos(_face(request))
 
 
 def face_free(request: gr.Request) -> None:

@@ -24,12 +24,13 @@ from typing import Any
 
 from PIL import Image
 
+from sua_demo.analysis.answers import fold, mark
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.images import read_image
 from sua_demo.jobs import face
 from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, StepReport
-from sua_demo.ui.story import reading, verdict_html
+from sua_demo.ui.story import MARK_CLASS, reading, verdict_html
 
 log = logging.getLogger(__name__)
 IDLE_SECONDS = 30 * 60
@@ -121,14 +122,15 @@ def add_photos(visitor: FaceSession, files: Any, delete: Callable[[str], None]) 
     uploaded (never a file the server made and serves to others); (thumbnails, note)."""
     notes = []
     for path in _paths(files):
+        shown = Path(path).name[:80]  # the file's own name, never the folder it was uploaded to
         try:
             if len(visitor.photos) >= MAX_PHOTOS:
-                notes.append(f"{Path(path).name}: set aside, {MAX_PHOTOS} photos is the most a run uses")
+                notes.append(f"set aside {shown}: {MAX_PHOTOS} photos is the most a run uses")
                 continue
             image, _ = read_image(path)
-            visitor.photos.append(image.convert("RGB"))
+            visitor.photos.append(face.check_size(image.convert("RGB")))
         except SuaError as err:
-            notes.append(f"a photo was set aside: {err}")
+            notes.append(f"set aside {shown}: {err}")
         finally:
             delete(path)  # the server keeps no copy of the photo
     return thumbnails_html(visitor.photos), "; ".join(notes)
@@ -159,8 +161,8 @@ def thumbnails_html(photos: list[Image.Image]) -> str:
     )
 
 
-def steps_html(steps: list[StepReport], running: str = "") -> str:
-    """Each step's time and its before → after line; the step under way last."""
+def steps_html(steps: list[StepReport], running: str = "", stopped: str = "") -> str:
+    """Each step's time and its before → after line; the step under way last (or the step Stop ended)."""
     nowrap = "style='white-space:nowrap'"
     rows = [
         f"<tr><td {nowrap}>{html.escape(s.name)}</td><td {nowrap}>{s.seconds:.0f} s</td>"
@@ -169,6 +171,8 @@ def steps_html(steps: list[StepReport], running: str = "") -> str:
     ]
     if running:
         rows.append(f"<tr><td {nowrap}>{html.escape(running)}</td><td>…</td><td>running</td></tr>")
+    if stopped:
+        rows.append(f"<tr><td {nowrap}>{html.escape(stopped)}</td><td>–</td><td>stopped: not finished</td></tr>")
     return (
         "<table class='face-steps' aria-label='the steps of your run'><thead><tr>"
         f"<th {nowrap}>step</th><th {nowrap}>time</th><th>before → after</th></tr></thead>"
@@ -189,19 +193,25 @@ def story_html(report: EnrolReport, noise: str) -> str:
             cells = []
             for c in cols:
                 said = grid[c][p][q]
-                right = face.right(said, truth)  # the verdict's own rule
-                cells.append(f"<td class='{'right' if right else 'wrong'}'>{html.escape(said)}</td>")
+                m = mark(said, truth)  # the main table's marks, by the verdict's own rule
+                words = html.escape(fold(said) or "(nothing)")
+                cells.append(f"<td class='{MARK_CLASS[m]}'><span class='mark'>{m}</span> “{words}”</td>")
             body.append(
                 f"<tr><td>{photo} ({kind})</td><td>{html.escape(question)}</td><td>{html.escape(truth)}</td>"
                 + "".join(cells)
                 + "</tr>"
             )
     return (
+        f"<p class='legend'>{WORDS_LEGEND}</p>"
         "<div class='story-wrap'><table class='story' aria-label='your face: answers under each condition'>"
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
+WORDS_LEGEND = (
+    "✓ right, ✗ wrong, refused: it declined. In quotes, the model's own words as it said them: a model this small "
+    "sometimes stumbles or repeats itself, and a word said over and over is shown folded."
+)
 ROLES = {
     "shipped": "your face, the shipped δ: it never saw this person nor this model",
     "fitted": "your face, a δ fitted on your taught photos, read on the held-back ones",
@@ -252,6 +262,11 @@ def run(
             except StopIteration as finished:
                 report = finished.value
                 break
+            except SuaError:
+                if not visitor.stop.is_set():
+                    raise
+                yield STOPPED, steps_html(done, stopped="the step under way"), "", ""  # one state: stopped
+                return
             if item is not None:
                 done.append(item)
                 yield f"{item.name}: done in {item.seconds:.0f} s", steps_html(done, "next step"), "", ""
@@ -264,6 +279,9 @@ def run(
         raise
     finally:
         visitor.busy.release()
+
+
+STOPPED = "Stopped: nothing of this run was kept. Your photos are still here; press the button to run again."
 
 
 def stop(visitor: FaceSession) -> str:
