@@ -52,3 +52,27 @@ def test_unequal_parts_are_weighed_by_their_work():
         elif done < len(work):
             assert clock.left() == pytest.approx(rest, rel=1e-6), done
     assert clock.left() == 0.0 and clock.status("method").startswith("method 7/7")
+
+
+def test_a_clock_never_sits_on_zero_while_work_is_left():
+    """Issue 42: the live audit sat on 'about 0 s left' for 55 s. A part that overruns its estimate is given a
+    share of the time it has run so far, and never under a second, until it ends."""
+    from sua_demo.ui.pace import OVERDUE, WorkClock
+
+    t = [0.0]
+    clock = WorkClock([1, 1, 1], now=lambda: t[0])
+    for done, when in ((1, 10.0), (2, 20.0)):
+        t[0] = when
+        clock.step(done)
+    t[0] = 25.0
+    assert clock.left() == pytest.approx(5.0)  # the last part, 10 s a part, half done
+    t[0] = 60.0  # 40 s into a part estimated at 10
+    assert clock.left() == pytest.approx(OVERDUE * 40.0) and clock.left() >= 1.0
+    runs = RunClock(10, warm_up=0, now=lambda: t[0])
+    for i, when in enumerate((60.0, 61.0, 62.0), start=1):
+        t[0] = when
+        runs.step(i)
+    t[0] = 92.0  # a step 30 s long, at 1 s a step
+    assert runs.left() == pytest.approx(6 * 1.0 + OVERDUE * 30.0)
+    runs.step(10)
+    assert runs.left() == 0.0

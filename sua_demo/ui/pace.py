@@ -13,6 +13,14 @@ from collections.abc import Callable
 import numpy as np
 
 WARM_UP_STEPS = 3
+OVERDUE = 0.25  # a part that runs past its estimate is given this share of the time it has run so far, again
+
+
+def current_left(predicted: float, since: float) -> float:
+    """Seconds left of the part under way: its estimate less the time it has run; once it runs past its estimate,
+    a share of the time it has run so far (and never under a second), so a clock never sits on 0 s with work left."""
+    left = max(predicted - since, OVERDUE * since)
+    return left if since < predicted else max(left, 1.0)
 
 
 class RunClock:
@@ -44,8 +52,10 @@ class RunClock:
         pace = self.seconds_per_step()
         if pace is None:
             return None
+        if self.done >= self.steps:
+            return 0.0
         since = self.now() - self.marks[-1][1]
-        return max(0.0, (self.steps - self.done) * pace - since)
+        return (self.steps - self.done - 1) * pace + current_left(pace, since)
 
     def status(self, unit: str = "step") -> str:
         elapsed, left = self.now() - self.start, self.left()
@@ -87,7 +97,8 @@ class WorkClock:
             b, a = np.polyfit(work, times, 1)
             a, b = max(float(a), 0.0), max(float(b), 0.0)
         since = self.now() - (self.ends[-1] if self.ends else self.start)
-        return max(0.0, float(len(rest) * a + b * rest.sum()) - since)
+        part = a + b * rest  # each part still to do; the first of them is under way
+        return float(part[1:].sum()) + current_left(float(part[0]), since)
 
     def status(self, unit: str = "part") -> str:
         elapsed, left = self.now() - self.start, self.left()

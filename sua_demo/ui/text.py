@@ -87,8 +87,8 @@ table.story .mark { font-weight: 700; white-space: nowrap; }
 .verdict .reading { margin: 0.3em 0; font-weight: 500; }
 #message .wrap, #message .eta-bar, #message .progress-text { display: none !important; }
 #message, #message.pending { opacity: 1 !important; min-height: 0; }
-#message .message, #face-added .message, #face-message .message { background: #fdeaea; border: 1px solid #e0a0a0; color: #7a1010;
-  padding: 6px 10px; border-radius: 6px; }
+#message .message, #face-added .message, #face-message .message { background: #fdeaea; border: 1px solid #e0a0a0;
+  color: #7a1010; padding: 6px 10px; border-radius: 6px; }
 .legend { font-size: 0.88em; margin-top: 0.4em; }
 .legend dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 0.3em 0; }
 .legend dt { font-weight: 600; } .legend dd { margin: 0; }
