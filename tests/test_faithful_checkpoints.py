@@ -87,8 +87,8 @@ def test_the_engine_serves_the_faithful_world_when_sua_world_names_it():
     assert {"rmu_lora", "simnpo_lora"} <= set(Engine(served_world({}), bench=eng.bench).sessions.shipped)
     sess = eng.session("idk")
     assert sess.adapter.image_size == 112 and sess.noise_owner == "idk" and eng.bench.holdout and sess.shipped
-    own = eng.session(str(FAITHFUL / "idk"))  # the same weights named as the user's own folder: not the world's
-    assert not own.shipped and eng.controls(own) == (None, None)
+    own = eng.session(str(FAITHFUL / "idk"))  # the shipped folder named by its path is the shipped model (issue 42)
+    assert own is sess and eng.controls(own) == eng.controls(sess)
     pid = eng.bench.forget_ids[0]
     verdict = eng.person_verdict(sess, pid, sess.shipped_noise, *eng.controls(sess))
     assert verdict.photos == len(eng.bench.person(pid).photos)
