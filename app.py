@@ -5,7 +5,6 @@ Space) calls `main()`."""
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 import gradio as gr
@@ -63,9 +62,9 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     launch.cap_log_lines()
     launch.serve_pages_on_one_thread()
-    demo = build_app()  # first: it times an attack step (to size Optimise), which the warm-up would slow down
-    threading.Thread(target=launch.warm_up, args=(tools.state(),), daemon=True).start()
-    launch.queued(demo).launch(**launch.launch_kwargs(tools.state().scratch.root, args.host, args.port))
+    demo = launch.queued(build_app())  # first: it times an attack step (to size Optimise); and Ctrl-C now stops it
+    launch.warm_up(tools.state())  # then: the first result and the first click find the models and the map warm
+    demo.launch(**launch.launch_kwargs(tools.state().scratch.root, args.host, args.port))
 
 
 if __name__ == "__main__":

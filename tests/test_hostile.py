@@ -473,6 +473,8 @@ def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path):
             assert time.monotonic() < deadline, "the app did not answer in time"
             time.sleep(0.5)
         assert list(tmp_path.glob("sua_lab_*")), "the app keeps its downloads in a scratch folder under TMPDIR"
+        said = (tmp_path / "server.log").read_text()
+        assert "warm-up done" in said, "the app answers only once its models and map are warm: " + said[-3000:]
     except BaseException:
         proc.kill()
         raise

@@ -89,7 +89,6 @@ class AppState:
         self.stops = StopRegistry()
         self.faces = FaceSessions()  # Your face: each browser session's photos, dropped when its tab closes
         self.timer = StepTimer()
-        self.first_verdict = threading.Event()  # a page has shown its verdict: the warm-up's map may start
 
     # -- people -----------------------------------------------------------------------------------------------
     def load(self, model: str, person: str = "", role_filter: str = ROLES[0]) -> Loaded:
@@ -129,25 +128,17 @@ class AppState:
     # -- results: one request, one call; each stage shown as it lands -------------------------------------
     def show(self, req: Request) -> Iterator[tuple[page.Page | None, str | None, tuple[Any, str] | None]]:
         """A page action: (answers, verdict, map) as each is ready, the story computed once for all three."""
-        try:
-            for stage, seen in zip(STAGES, look(self.engine, req), strict=True):
-                if stage == "story":
-                    yield page.answers_view(seen, self.scratch), None, None
-                elif stage == "verdict":
-                    shown = page.verdict_view(seen)
-                    self.first_verdict.set()  # the warm-up's map may start now
-                    yield None, shown, None
-                else:
-                    yield None, None, stealth.map_view(seen)
-        finally:
-            self.first_verdict.set()  # or its error
+        for stage, seen in zip(STAGES, look(self.engine, req), strict=True):
+            if stage == "story":
+                yield page.answers_view(seen, self.scratch), None, None
+            elif stage == "verdict":
+                yield None, page.verdict_view(seen), None
+            else:
+                yield None, None, stealth.map_view(seen)
 
     def look(self, req: Request, stage: str) -> Look:
         """One stage of a request (story, verdict or map) for an API caller: the Look with what that stage found."""
-        try:
-            return next(look(self.engine, req, (stage,)))
-        finally:
-            self.first_verdict.set()  # an API caller's first result lets the warm-up's map start, as a page's does
+        return next(look(self.engine, req, (stage,)))
 
     def stealth_maps(self, model: str, denoiser: str) -> tuple[Any, str, Any, str]:
         """The stealthy δ's map and caption, then the same-budget δ's without the stealth term."""

@@ -22,7 +22,6 @@ CACHE_SWEEP = (600, 3600)  # every 10 minutes, Gradio deletes cached files older
 QUEUE_POLL = 0.02  # seconds Gradio's queue sleeps between looks at an idle queue (its own default: 0.001)
 CONCURRENCY = 2  # jobs at once: an Optimise and a page's answers
 HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}  # the one slot every job that takes both cores shares
-MAP_WAIT = 30.0  # seconds the warm-up holds the embedding map back for a first visitor
 GRACE_S = 1.2  # after SIGINT or SIGTERM: the most the cleanup may take before the process ends anyway (< 2 s in all)
 LOG_LINE = 1000  # characters: a log line quotes at most this much of what a caller sent
 
@@ -249,15 +248,17 @@ def serve_pages_on_one_thread() -> None:
 
 
 def warm_up(state: Any) -> None:
-    """Load the default model and its controls in the background, so the first example is quick; fit its map
-    once a page has shown its first verdict, or after MAP_WAIT s. Fitted beside a first visitor's answers,
-    UMAP's compile doubled their wait (AMD EPYC, 2 cores: first verdict on screen 9.5-12.1 s; 4.3-5.0 s now)."""
+    """Before the server serves: the default model, its controls, its random noise and its embedding map, so the
+    first result and the first click after it find everything loaded and compiled. UMAP's numba compile alone takes
+    about 12 s a process; done in the background after the first verdict, it made the first click wait 15-25 s
+    (issue 42); done beside a first visitor's answers, it doubled their wait. The server starts that much later."""
     from sua_demo.sessions import DEFAULT_MODEL
 
+    t0 = time.monotonic()
     eng = state.engine
     sess = eng.session(DEFAULT_MODEL)
     eng.controls(sess)
     if sess.shipped_noise is not None:
         eng.random_noise(sess, sess.shipped_noise.eps)
-        state.first_verdict.wait(MAP_WAIT)
         eng.embedding_map(sess, sess.shipped_noise, user_image=eng.prepare(sess, eng.photo(1, 0)))
+    log.info("warm-up done in %.1f s: the default model, its controls and its embedding map", time.monotonic() - t0)
