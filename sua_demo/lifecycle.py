@@ -72,6 +72,16 @@ class StepReport:
     line: str  # before -> after, in words
 
 
+@dataclass(frozen=True)
+class Progress:
+    """A step under way: `done` of at most `total` passes (teach and fit δ run all of theirs; unlearning stops
+    as soon as its rule holds), so a page can show the step's own pace and time left."""
+
+    name: str
+    done: int
+    total: int
+
+
 @dataclass
 class EnrolReport:
     """What happened to one visitor's person, every figure measured on the models this run made."""
@@ -114,10 +124,16 @@ def _pct(x: float) -> str:
 
 
 class _Clock:
-    """Each step's time, reported to `on_step` as it ends (the page shows each one as it lands)."""
+    """Each step's time, reported to `on_step` as it ends (the page shows each one as it lands), and its passes as
+    they go (`mark`)."""
 
-    def __init__(self, report: EnrolReport, on_step: Callable[[StepReport], None] | None) -> None:
+    def __init__(self, report: EnrolReport, on_step: Callable[[StepReport | Progress], None] | None) -> None:
         self.report, self.on_step, self.t0 = report, on_step, time.time()
+
+    def mark(self, name: str, total: int, done: int) -> None:
+        """Tell `on_step` how far step `name` is."""
+        if self.on_step is not None:
+            self.on_step(Progress(name, int(done), total))
 
     def done(self, name: str, line: str) -> None:
         step = StepReport(name, round(time.time() - self.t0, 1), line)
@@ -150,6 +166,15 @@ class _Run:
         if self.stop is not None and self.stop.is_set():
             raise SuaError("stopped: the run was cancelled; nothing of it was kept")
 
+    def marks(self, name: str, total: int) -> Callable[..., None]:
+        """A step's per-pass callback: how far it is, to the listener; a Stop ends the run within one pass."""
+
+        def passed(done: int, *_: Any) -> None:
+            self.check_stop()
+            self.clock.mark(name, total, done)
+
+        return passed
+
     def measure(self, adapter: VisionLanguageAdapter) -> dict[str, Any]:
         return evaluate(adapter, self.bench, self.bank, self.groups, progress=False)
 
@@ -158,7 +183,8 @@ class _Run:
         taught = before.clone()
         taught.freeze_vision_side()
         cfg = replace(self.cfg.teach, seed=self.cfg.seed, precision=self.cfg.precision)
-        teach(taught, self.bench, self.bank, cfg, save_to=self.out / "taught" if self.out else None, stop=self.stop)
+        save_to = self.out / "taught" if self.out else None
+        teach(taught, self.bench, self.bank, cfg, save_to, on_step=self.marks("teach", cfg.steps), stop=self.stop)
         self.check_stop()
         after, f = self.measure(taught), self.report.figures
         f["before_held_back"], f["others_before"] = start["held_back"]["gen_em"], start["others"]["gen_em"]
@@ -179,7 +205,8 @@ class _Run:
         retain = image_examples(self.bench, self.others[:PROBED], "train", photos_per_person=1)
         probe = {"forget": self.groups["taught"], "retain": retain}
         ucfg = replace(UNLEARN[cfg.method], train_parts="language_model", seed=cfg.seed, precision=cfg.precision)
-        result = unlearn_adapter(unlearned, self.bench, self.bank, ucfg, groups=probe, progress=False)
+        marks = self.marks(f"unlearn ({cfg.method})", ucfg.max_steps)
+        result = unlearn_adapter(unlearned, self.bench, self.bank, ucfg, groups=probe, progress=False, on_step=marks)
         self.check_stop()
         gone, f = self.measure(unlearned), self.report.figures
         f["unlearned_held_back"], f["refusal_held_back"] = gone["held_back"]["gen_em"], gone["held_back"]["gen_refusal"]
@@ -203,7 +230,9 @@ class _Run:
         eps = shipped.eps if shipped is not None else AttackConfig.eps
         acfg = AttackConfig(eps=eps, steps=cfg.fit_steps, seed=cfg.seed, precision=cfg.precision)
         fitted = ATTACKS.get("sua")(unlearned, acfg)
-        noises["fitted"] = fitted.run(self.bank, self.groups["taught"], progress=False, meta={"fitted_on": "taught"})
+        marks = self.marks("fit δ", cfg.fit_steps)
+        meta = {"fitted_on": "taught"}
+        noises["fitted"] = fitted.run(self.bank, self.groups["taught"], callback=marks, progress=False, meta=meta)
         n = len(report.taught_photos)
         self.clock.done("fit δ", f"{cfg.fit_steps} steps on the {n} taught photos, ε {eps * 255:.0f}/255")
         self.check_stop()
@@ -225,11 +254,12 @@ def run_lifecycle(
     visitor: Visitor,
     shipped: Noise | None,
     cfg: LifecycleConfig = LifecycleConfig(),
-    on_step: Callable[[StepReport], None] | None = None,
+    on_step: Callable[[StepReport | Progress], None] | None = None,
     stop: threading.Event | None = None,
     out_dir: str | Path | None = None,
 ) -> EnrolReport:
     """teach, check, unlearn, attack (shipped and fitted δ), each with its controls; `before` is never changed.
+    `on_step` hears each step as it ends (a StepReport) and how far the step under way is (a Progress).
     With `out_dir`, the taught LoRA adapter, the unlearned language model's weights and the report are written
     there. `stop` ends the run between steps with a `SuaError` (nothing half-made is returned)."""
     if cfg.method not in METHODS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,10 +166,12 @@ def unlearn_adapter(
     reference: VisionLanguageAdapter | None = None,
     groups: dict[str, list] | None = None,
     progress: bool = True,
+    on_step: Callable[[int], None] | None = None,
 ) -> UnlearnResult:
     """The loop on a model in memory (changed in place): the bench's forget people unlearned against its retain
     people until the stopping rule holds on `groups` (default: the bench's fixed probe). A visitor's face is
-    unlearned this way inside a session, with a small probe of its own, and nothing written to disk."""
+    unlearned this way inside a session, with a small probe of its own, and nothing written to disk. `on_step`
+    hears each step done (a page's clock; the rule may end the run before `max_steps`)."""
     seed_everything(cfg.seed)
     method_cls = METHODS.get(cfg.method)
     _check_counts(cfg)
@@ -198,6 +201,8 @@ def unlearn_adapter(
         optimizer.step()
         step += 1
         bar.update()
+        if on_step is not None:
+            on_step(step)
         if step % cfg.eval_every == 0:
             m = probe(adapter, bench, bank, groups)
             history.append({"step": step, "loss": float(loss.detach()), **m})

@@ -17,7 +17,7 @@ from sua_demo.enrol import TeachConfig, Visitor, invent_visitor, usable_photos, 
 from sua_demo.enrol.photos import MIN_PHOTOS
 from sua_demo.enrol.visitor import MAX_NAME_CHARS, check_visitor, procedural_photos, unknown_words
 from sua_demo.errors import BadValueError, SuaError
-from sua_demo.lifecycle import LifecycleConfig, held_back_count, report_markdown, run_lifecycle
+from sua_demo.lifecycle import LifecycleConfig, Progress, StepReport, held_back_count, report_markdown, run_lifecycle
 
 FIRST = BenchConfig()
 
@@ -103,9 +103,18 @@ def test_the_lifecycle_reports_each_step_and_leaves_the_starting_model_as_it_was
     report = run_lifecycle(micro_adapter, bench, visitor, None, life, on_step=seen.append, out_dir=tmp_path)
     elapsed = time.perf_counter() - t0
     assert all(torch.equal(v, micro_adapter.model.state_dict()[k]) for k, v in before.items())
-    assert [s.name for s in seen] == ["teach", "unlearn (idk)", "fit δ", "attack and controls"]
-    assert all(s.seconds >= 0 and s.line for s in seen)  # each step timed (to 0.1 s) and described; the times
-    assert 0 < sum(s.seconds for s in seen) <= elapsed + 0.5  # add up to something, and to no more than the run
+    ended = [s for s in seen if isinstance(s, StepReport)]
+    assert [s.name for s in ended] == ["teach", "unlearn (idk)", "fit δ", "attack and controls"]
+    assert all(s.seconds >= 0 and s.line for s in ended)  # each step timed (to 0.1 s) and described; the times
+    assert 0 < sum(s.seconds for s in ended) <= elapsed + 0.5  # add up to something, and to no more than the run
+    passes = {}  # each step's passes, heard in order as they went (a page's clock reads them)
+    for p in seen:
+        if isinstance(p, Progress):
+            passes.setdefault((p.name, p.total), []).append(p.done)
+    teach_passes, fit_passes = passes.pop(("teach", 3)), passes.pop(("fit δ", 2))
+    assert teach_passes == [1, 2, 3] and fit_passes == [1, 2]
+    ((name, most), unlearned), *_ = passes.items()
+    assert name == "unlearn (idk)" and unlearned == list(range(1, len(unlearned) + 1)) and len(unlearned) <= most
     assert set(report.verdicts) == {"fitted"}  # no shipped noise given: only the fitted one
     v = report.verdicts["fitted"]
     assert v.photos == 1 and set(v.correct) == {"clean", "delta", "random", "vanilla", "retrain_delta"}
@@ -134,6 +143,35 @@ def test_a_cancelled_lifecycle_says_so_and_returns_nothing_half_made(micro_adapt
             LifecycleConfig(teach=TeachConfig(steps=50)),
             stop=stop,
         )
+
+
+def test_stop_ends_a_run_within_one_pass_of_its_step(micro_adapter, micro_bench):
+    """Stop pressed during teaching: the run ends at the next pass, not after the step's last one."""
+    bench, cfg = micro_bench
+    name, facts = invent_visitor(bench, 3, micro_adapter.tokenizer)
+    stop, heard = threading.Event(), []
+
+    def listen(item: object) -> None:
+        heard.append(item)
+        if isinstance(item, Progress) and item.done == 2:
+            stop.set()
+
+    visitor = Visitor(name, facts, procedural_photos(3, cfg, 4))
+    with pytest.raises(SuaError, match="cancelled"):
+        run_lifecycle(micro_adapter, bench, visitor, None, LifecycleConfig(teach=TeachConfig(steps=50)), listen, stop)
+    assert [p.done for p in heard] == [1, 2]  # the third pass's mark found Stop, and no step ended
+
+
+def test_the_step_under_way_shows_its_own_pace_and_says_unlearning_may_end_early():
+    from sua_demo.ui.your_face import Under
+
+    under = Under("teach")
+    assert under.pace() == "running"
+    for done in range(1, 8):
+        under = under.seen(Progress("teach", done, 80))
+    assert under.pace().startswith("running: pass 7 of 80, about ") and under.pace().endswith(" s left")
+    under = under.seen(Progress("unlearn (idk)", 1, 200))  # a new step: a clock of its own, still warming up
+    assert under.pace() == "running: pass 1 of at most 200, measuring the pace… (it stops once the face is forgotten)"
 
 
 @pytest.mark.slow

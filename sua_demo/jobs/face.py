@@ -15,11 +15,11 @@ from sua_demo.engine import Engine
 from sua_demo.enrol import Visitor, invent_visitor, usable_photos
 from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS, MIN_SIDE, check_size
 from sua_demo.enrol.visitor import check_visitor, sayable
-from sua_demo.lifecycle import EnrolReport, LifecycleConfig, StepReport, run_lifecycle
+from sua_demo.lifecycle import EnrolReport, LifecycleConfig, Progress, StepReport, run_lifecycle
 from sua_demo.threads import streaming_on_fresh_thread
 
-__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport", "Ready", "StepReport",
-           "check_size", "fact_choices", "invent", "prepare", "steps"]  # fmt: skip
+__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport", "Progress", "Ready",
+           "StepReport", "check_size", "fact_choices", "invent", "prepare", "steps"]  # fmt: skip
 
 FACTS = tuple(FACT_POOLS)
 
@@ -60,9 +60,9 @@ def prepare(engine: Engine, photos: list[Image.Image], name: str, facts: dict[st
 
 def steps(
     engine: Engine, ready: Ready, method: str, stop: threading.Event
-) -> Generator[StepReport | None, None, EnrolReport]:
-    """Teach, check, unlearn, fit δ, attack: each finished step as it lands (None every second between), then
-    the report. `stop` set ends the run after its current step."""
+) -> Generator[StepReport | Progress | None, None, EnrolReport]:
+    """Teach, check, unlearn, fit δ, attack: each finished step as it lands and each pass of the step under way
+    (None every second with nothing new), then the report. `stop` set ends the run within one pass."""
 
     def work(emit: Any) -> EnrolReport:
         cfg = LifecycleConfig(method=method)

@@ -29,7 +29,8 @@ from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.images import read_image
 from sua_demo.jobs import face
-from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, StepReport
+from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, Progress, StepReport
+from sua_demo.ui.pace import RunClock
 from sua_demo.ui.story import MARK_CLASS, reading, verdict_html
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class FaceSession:
 
 
 def forget(visitor: FaceSession | None) -> None:
-    """The session ended or sat idle: its photos and report go, and a run of it stops after its current step."""
+    """The session ended or sat idle: its photos and report go, and a run of it stops within one pass."""
     if visitor is not None:
         visitor.photos.clear()
         visitor.report = None
@@ -161,8 +162,9 @@ def thumbnails_html(photos: list[Image.Image]) -> str:
     )
 
 
-def steps_html(steps: list[StepReport], running: str = "", stopped: str = "") -> str:
-    """Each step's time and its before → after line; the step under way last (or the step Stop ended)."""
+def steps_html(steps: list[StepReport], running: str = "", stopped: str = "", pace: str = "running") -> str:
+    """Each step's time and its before → after line; the step under way last, with its `pace` (or the step Stop
+    ended)."""
     nowrap = "style='white-space:nowrap'"
     rows = [
         f"<tr><td {nowrap}>{html.escape(s.name)}</td><td {nowrap}>{s.seconds:.0f} s</td>"
@@ -170,7 +172,7 @@ def steps_html(steps: list[StepReport], running: str = "", stopped: str = "") ->
         for s in steps
     ]
     if running:
-        rows.append(f"<tr><td {nowrap}>{html.escape(running)}</td><td>…</td><td>running</td></tr>")
+        rows.append(f"<tr><td {nowrap}>{html.escape(running)}</td><td>…</td><td>{html.escape(pace)}</td></tr>")
     if stopped:
         rows.append(f"<tr><td {nowrap}>{html.escape(stopped)}</td><td>–</td><td>stopped: not finished</td></tr>")
     return (
@@ -230,6 +232,34 @@ def verdicts_html(report: EnrolReport) -> str:
     return "".join(verdict_html(v, ROLES[k], {**NAMES, "reading": face_reading(v)}) for k, v in report.verdicts.items())
 
 
+WARM_UP = 5  # passes a step's clock leaves out: teaching's first ones ran faster than the rest (estimates 32 % short)
+
+
+class Under:
+    """The step under way and its own clock: the time left comes from this step's measured pace on this machine
+    (its first passes left out), never from a figure measured elsewhere."""
+
+    def __init__(self, name: str, clock: RunClock | None = None) -> None:
+        self.name, self.clock = name, clock
+
+    def seen(self, progress: Progress) -> Under:
+        """This step, one pass further; a new step starts a clock of its own."""
+        fresh = Under(progress.name, RunClock(progress.total, warm_up=WARM_UP))
+        under = self if progress.name == self.name and self.clock else fresh
+        under.clock.step(progress.done)
+        return under
+
+    def pace(self) -> str:
+        if self.clock is None:
+            return "running"
+        c, left = self.clock, self.clock.left()
+        if self.name.startswith("unlearn"):  # its rule may end it long before its last pass
+            wait = "measuring the pace…" if left is None else f"at most about {left:.0f} s left"
+            return f"running: pass {c.done} of at most {c.steps}, {wait} (it stops once the face is forgotten)"
+        wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
+        return f"running: pass {c.done} of {c.steps}, {wait}"
+
+
 def arm(visitor: FaceSession) -> None:
     """At the click, before the run waits for its turn: a fresh stop flag, and the run marked as queued."""
     if visitor.busy.locked():
@@ -243,7 +273,7 @@ def run(
 ) -> Iterator[tuple[str, str, str, str]]:
     """(status, steps table, verdicts, story tables) after each step; a `SuaError` for input that cannot run, with
     nothing lost: the photos stay in the session. A run stopped while it waited does not start; a run whose page
-    went away (the generator closed) stops after its current step."""
+    went away (the generator closed) stops within one pass of its current step."""
     if not visitor.busy.acquire(blocking=False):
         raise SuaError("a run of yours is already going; wait for it to finish or press Stop")
     visitor.queued = False
@@ -255,6 +285,7 @@ def run(
         note = " ".join(ready.notes)
         yield f"teaching {html.escape(ready.visitor.name)}… {note}", steps_html([], "teach"), "", ""
         done: list[StepReport] = []
+        under_way = Under("teach")
         stream = face.steps(engine, ready, method, visitor.stop)
         while True:
             try:
@@ -267,15 +298,21 @@ def run(
                     raise
                 yield STOPPED, steps_html(done, stopped="the step under way"), "", ""  # one state: stopped
                 return
-            if item is not None:
+            if isinstance(item, StepReport):
                 done.append(item)
-                yield f"{item.name}: done in {item.seconds:.0f} s", steps_html(done, "next step"), "", ""
+                under_way = Under("next step")
+                yield f"{item.name}: done in {item.seconds:.0f} s", steps_html(done, under_way.name), "", ""
+                continue
+            if isinstance(item, Progress):
+                under_way = under_way.seen(item)
+            pace = under_way.pace()
+            yield f"{under_way.name}: {pace}", steps_html(done, under_way.name, pace=pace), "", ""
         visitor.report = report
         total = sum(s.seconds for s in report.steps)
         stories = "".join(f"<h4>{k} δ</h4>{story_html(report, k)}" for k in report.answers)
         yield f"done in {total:.0f} s. {note}", steps_html(report.steps), verdicts_html(report), stories
     except GeneratorExit:
-        visitor.stop.set()  # the page went away: the worker stops after its current step
+        visitor.stop.set()  # the page went away: the worker stops within one pass
         raise
     finally:
         visitor.busy.release()
@@ -291,4 +328,4 @@ def stop(visitor: FaceSession) -> str:
     if not visitor.busy.locked():
         return "nothing is running to stop"
     visitor.stop.set()
-    return "stopping after the current step…"
+    return "stopping…"
