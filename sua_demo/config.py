@@ -96,11 +96,11 @@ class World:
     bench: BenchConfig
 
 
-WORLD_ENV = "SUA_WORLD"  # which world the app and the engine serve: "first" (the default) or "faithful"
+WORLD_ENV = "SUA_WORLD"  # which world the app, the engine and the CLI serve: "faithful" (the default) or "first"
 
 
-def shipped_world(name: str = "first") -> World:
-    """The first world (the embedded default) or the faithful world's default (bench seed 0)."""
+def shipped_world(name: str = "faithful") -> World:
+    """The faithful world (bench seed 0, the embedded default since issue 41) or the first world."""
     if name == "first":
         return World("first", CHECKPOINTS / "tiny-llava", CHECKPOINTS / "noise", CHECKPOINTS / "audit", BenchConfig())
     if name == "faithful":
@@ -110,8 +110,8 @@ def shipped_world(name: str = "first") -> World:
 
 
 def served_world(env: Mapping[str, str] = os.environ) -> World:
-    """The world named by SUA_WORLD, the first world when it is unset."""
-    return shipped_world(env.get(WORLD_ENV, "").strip() or "first")
+    """The world named by SUA_WORLD; unset, the faithful world, the one built the way LLaVA is (docs/world.md)."""
+    return shipped_world(env.get(WORLD_ENV, "").strip() or "faithful")
 
 
 def faithful_model() -> TinyModelConfig:

@@ -4,6 +4,10 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The in-process app, the engine and the CLI's subprocesses serve the first world here (its 64-px models are the
+# fast ones); the default world, the faithful one, is served with no SUA_WORLD at all by `default_url` (`python
+# app.py`, as a user starts it) and checked by name in test_faithful_checkpoints and test_default_world.
+os.environ["SUA_WORLD"] = "first"
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +64,8 @@ def app_url():
 
 @pytest.fixture(scope="session")
 def faithful_url(tmp_path_factory):
-    """`python app.py` serving the faithful world (SUA_WORLD=faithful), for the tests that look at both worlds."""
+    """`python app.py` with no SUA_WORLD, as a user starts it: the default world, the faithful one (the tests that
+    look at both worlds, and at the default one)."""
     import subprocess
     import sys
     import time
@@ -71,8 +76,9 @@ def faithful_url(tmp_path_factory):
 
     port = free_port()
     folder = tmp_path_factory.mktemp("faithful_app")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", WORLD_ENV: "faithful", "TMPDIR": str(folder)}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(folder)}
     env.pop("PORT", None)
+    env.pop(WORLD_ENV)  # the default world
     log = (folder / "server.log").open("w")
     root = Path(__file__).resolve().parent.parent
     proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=root, env=env, stdout=log,

@@ -1,6 +1,7 @@
-"""Your face in a browser: a visitor gives 4 photos, invents facts, runs the lifecycle and sees each step's time, the
-verdicts and the story table; a second browser session and the raw API reach nothing of theirs. Screenshots go
-under artifacts/ (issue 29)."""
+"""Your face in a browser, on the default world (`python app.py` with no SUA_WORLD: the faithful one): a visitor gives
+4 photos, invents facts, runs the lifecycle and sees each step's passes and time left as it runs, each step's time,
+the verdicts and the story table; a second browser session and the raw API reach nothing of theirs. Screenshots go
+under artifacts/ (issues 29, 41)."""
 
 import json
 import urllib.error
@@ -33,14 +34,14 @@ def status(url: str) -> int:
         return err.code
 
 
-def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_it(browser, app_url, tmp_path):  # noqa: F811
+def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_it(browser, faithful_url, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
-    from sua_demo.config import BenchConfig
+    from sua_demo.config import served_world
     from sua_demo.enrol.visitor import procedural_photos
 
-    paths = []
-    for i, photo in enumerate(procedural_photos(11, BenchConfig(), 4)):
+    app_url, paths = faithful_url, []
+    for i, photo in enumerate(procedural_photos(11, served_world({}).bench, 4)):
         paths.append(tmp_path / f"me{i}.png")
         photo.resize((256, 256)).save(paths[-1])
     page = face_tab(browser, app_url)
@@ -53,6 +54,8 @@ def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_
         shot(page, "face_ready.png")
         page.locator("#face-run").click()
         expect(page.locator("#face-steps")).to_contain_text("teach", timeout=60_000)
+        expect(page.locator("#face-steps")).to_contain_text(" s left", timeout=120_000)  # the step's own pace
+        assert "of 80" in page.locator("#face-steps").inner_text()  # teaching's passes
         expect(page.locator("#face-verdict .headline").first).to_contain_text("δ brings back", timeout=600_000)
         expect(page.locator("#face-verdict .headline")).to_have_count(2)  # the shipped δ and the fitted δ
         steps = page.locator("#face-steps").inner_text()

@@ -1,5 +1,5 @@
 """An honest page (issue 42), in a browser at 1400x900 and at a phone's 400x860, on both worlds: the first world
-(served in-process, `app_url`) and the faithful one (`python app.py` with SUA_WORLD=faithful, `faithful_url`).
+(served in-process, `app_url`) and the faithful one, the default (`python app.py` with no SUA_WORLD, `faithful_url`).
 Each test visits one page per world and resizes it, and saves a screenshot per size under artifacts/."""
 
 import pytest

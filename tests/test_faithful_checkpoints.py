@@ -12,10 +12,12 @@ import pytest
 from safetensors import safe_open
 from transformers import LlavaForConditionalGeneration
 
+from sua_demo.config import served_world
+
 pytestmark = pytest.mark.slow  # shipped checkpoints: `make test-fast` leaves them out
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
-FAITHFUL = CHECKPOINTS / "faithful"
+FAITHFUL = served_world({}).models  # the default world's models (no SUA_WORLD): the faithful world's
 GENERAL = FAITHFUL / "general"
 VISION_SIDE = ("vision_tower.", "multi_modal_projector.")
 
@@ -37,7 +39,7 @@ def test_the_general_model_is_shipped_with_its_tower_record():
 
 
 @pytest.mark.parametrize("folder", _models() if FAITHFUL.is_dir() else [], ids=lambda p: p.name)
-def test_every_faithful_model_carries_the_shipped_tower_and_projector_byte_for_byte(folder):
+def test_every_model_of_the_default_world_carries_the_shipped_tower_and_projector_byte_for_byte(folder):
     shipped = _vision_side(GENERAL / "model.safetensors")
     weights = folder / "model.safetensors"
     if weights.is_file():
@@ -72,19 +74,22 @@ def test_the_gate_table_over_worlds_is_rebuilt_from_the_shipped_gates(tmp_path):
     assert gates_over_worlds(tmp_path) == (FAITHFUL / "gates_worlds.md").read_text()
 
 
-def test_the_engine_serves_the_faithful_world_when_sua_world_names_it():
-    """SUA_WORLD=faithful: the app's engine loads the faithful models, their noise and their 112-px bench."""
+def test_the_default_world_is_the_faithful_one_and_the_first_is_one_name_away():
+    """No SUA_WORLD: the app's engine loads the faithful models, their noise and their 112-px bench (issue 41);
+    SUA_WORLD=first serves the first world."""
     from sua_demo.config import WORLD_ENV, served_world
     from sua_demo.engine import Engine
     from sua_demo.errors import UnknownNameError
     from sua_demo.faithful import FAITHFUL
 
-    assert served_world({}).name == "first"
+    assert served_world({}).name == "faithful" == served_world({WORLD_ENV: " "}).name
+    assert served_world({WORLD_ENV: "first"}).name == "first"
     with pytest.raises(UnknownNameError, match="first or faithful"):
         served_world({WORLD_ENV: "second"})
-    eng = Engine(served_world({WORLD_ENV: "faithful"}))
+    eng = Engine(served_world({}))
     assert "rmu_lora" not in eng.sessions.shipped and {"idk", "ga_lora", "retrain"} <= set(eng.sessions.shipped)
-    assert {"rmu_lora", "simnpo_lora"} <= set(Engine(served_world({}), bench=eng.bench).sessions.shipped)
+    first = Engine(served_world({WORLD_ENV: "first"}), bench=eng.bench)
+    assert {"rmu_lora", "simnpo_lora"} <= set(first.sessions.shipped)
     sess = eng.session("idk")
     assert sess.adapter.image_size == 112 and sess.noise_owner == "idk" and eng.bench.holdout and sess.shipped
     own = eng.session(str(FAITHFUL / "idk"))  # the shipped folder named by its path is the shipped model (issue 42)

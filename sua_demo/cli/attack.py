@@ -155,8 +155,9 @@ def add_commands(sub: Any) -> None:
     common.bench_args(p)
     attack_args(p)
     p.add_argument("model", help="the unlearned model")
-    p.add_argument("--retrain", default=str(common.TINY / "retrain"), help="the retrain control")
-    p.add_argument("--vanilla", default=str(common.TINY / "vanilla"), help="the model before unlearning (first column)")
+    models = common.world().models
+    p.add_argument("--retrain", default=str(models / "retrain"), help="the retrain control")
+    p.add_argument("--vanilla", default=str(models / "vanilla"), help="the model before unlearning (first column)")
     p.add_argument("--splits", type=positive_int, default=3, help="attacker/unseen splits to average over")
     p.add_argument("--no-extras", action="store_true", help="skip the no-stealth ablation and per-image PGD")
     p.add_argument("--budgets", type=float, nargs="*", default=[], help="eps (/255) of budget curves, e.g. 2 4 8 16")

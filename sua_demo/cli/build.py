@@ -75,7 +75,7 @@ def cmd_train_ddpm(args: argparse.Namespace) -> None:
     from sua_demo.models import load_adapter
 
     bench = build_bench()
-    bank = ImageBank(bench, load_adapter(common.TINY / "vanilla"))
+    bank = ImageBank(bench, load_adapter(common.FIRST.models / "vanilla"))
     images = bank.tensor[:, :5].reshape(-1, *bank.tensor.shape[2:])  # train photos only
     unet, loss = train_ddpm(images, steps=args.steps, seed=args.seed)
     save_ddpm(unet, args.out, {"steps": args.steps, "seed": args.seed, "final_loss": loss, "photos": len(images)})
@@ -89,7 +89,7 @@ def cmd_train_dncnn(args: argparse.Namespace) -> None:
     from sua_demo.models import load_adapter
 
     bench = build_bench()
-    bank = ImageBank(bench, load_adapter(common.TINY / "vanilla"))
+    bank = ImageBank(bench, load_adapter(common.FIRST.models / "vanilla"))
     images = bank.tensor[:, :5].reshape(-1, *bank.tensor.shape[2:])  # train photos only
     model, mse = train_dncnn(images, steps=args.steps, seed=args.seed)
     model.save(
@@ -108,13 +108,13 @@ def cmd_train_dncnn(args: argparse.Namespace) -> None:
 def add_commands(sub: Any) -> None:
     """Rebuilding what ships: models, noises, other worlds, the faithful world, denoisers."""
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
-    p.add_argument("--out", default=str(common.TINY))
+    p.add_argument("--out", default=str(common.FIRST.models))
     p.add_argument("--only", nargs="*", help="build only these checkpoints (and what they need)")
     p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world: the bench's seed")
     p.set_defaults(func=cmd_build_all)
 
     p = sub.add_parser("build-noises", help="rebuild the shipped noises and their recovery reports")
-    p.add_argument("--models", default=str(common.TINY))
+    p.add_argument("--models", default=str(common.FIRST.models))
     p.add_argument("--out", default=str(CHECKPOINTS / "noise"))
     p.add_argument("--only", nargs="*")
     p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="the world the models were built on")

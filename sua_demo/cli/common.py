@@ -6,13 +6,19 @@ import argparse
 import errno
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from sua_demo.cli.flags import positive_int
-from sua_demo.config import CHECKPOINTS, BenchConfig
+from sua_demo.config import BenchConfig, World, served_world, shipped_world
 from sua_demo.errors import SuaError
 
-TINY = CHECKPOINTS / "tiny-llava"
+FIRST = shipped_world("first")  # what `sua build-*` and `train-*` make: the first world's models and denoisers
+
+
+def world() -> World:
+    """The world the commands' defaults name (SUA_WORLD; unset, the faithful one): its models, noises and bench."""
+    return served_world()
 
 
 def bench_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -21,7 +27,8 @@ def bench_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     if getattr(args, "mllmu", None):
         return load_mllmu(args.mllmu, args.forget_split), BenchConfig()
-    cfg = BenchConfig(n_people=args.people, forget_fraction=args.forget / 100, seed=args.bench_seed)
+    base = getattr(args, "bench_base", None) or world().bench
+    cfg = replace(base, n_people=args.people, forget_fraction=args.forget / 100, seed=args.bench_seed)
     return build_bench(cfg), cfg
 
 
@@ -44,8 +51,11 @@ def load_model(args: argparse.Namespace, source: str):  # type: ignore[no-untype
     )
 
 
-def bench_args(p: argparse.ArgumentParser) -> None:
-    bench = BenchConfig()  # the shipped checkpoints' bench, so that no flag means the same people
+def bench_args(p: argparse.ArgumentParser, of: World | None = None) -> None:
+    """The bench flags, defaulting to world `of`'s bench (the served world's), so that no flag means the people its
+    models learned; the flags change its size, forget share and seed, never its photos' size or kind."""
+    bench = (of or world()).bench
+    p.set_defaults(bench_base=bench)
     p.add_argument("--people", type=positive_int, default=bench.n_people, help="number of fictitious people")
     p.add_argument(
         "--forget", type=int, default=round(bench.forget_fraction * 100), choices=(5, 10, 15), help="forget split, %%"

@@ -100,7 +100,7 @@ def add_commands(sub: Any) -> None:
     from sua_demo.config import TrainConfig
 
     p = sub.add_parser("finetune", help="train the tiny LLaVA on the bench (vanilla or retrain control)")
-    common.bench_args(p)
+    common.bench_args(p, common.FIRST)  # the first world's recipe: a tower trained from scratch on the bench
     p.add_argument("--out", required=True)
     add_config_flags(p, TrainConfig, TRAIN_FLAGS)
     p.set_defaults(func=cmd_finetune)
@@ -108,10 +108,10 @@ def add_commands(sub: Any) -> None:
     from sua_demo.config import UnlearnConfig
     from sua_demo.unlearning import METHODS
 
-    p = sub.add_parser("unlearn", help="unlearn the forget people from a fine-tuned model")
-    common.bench_args(p)
+    p = sub.add_parser("unlearn", help="unlearn the forget people from a fine-tuned model (the first world's recipe)")
+    common.bench_args(p, common.FIRST)
     p.add_argument("--method", required=True, choices=METHODS.names())
-    p.add_argument("--start", default=str(common.TINY / "vanilla"), help="model folder to unlearn from")
+    p.add_argument("--start", default=str(common.FIRST.models / "vanilla"), help="model folder to unlearn from")
     p.add_argument("--out", required=True)
     add_config_flags(p, UnlearnConfig, UNLEARN_FLAGS)
     p.set_defaults(func=cmd_unlearn)

@@ -15,9 +15,9 @@ from sua_demo.config import CHECKPOINTS
 def cmd_audit(args: argparse.Namespace) -> None:
     from sua_demo.audit import run_audit
 
-    name = Path(args.model).name
-    noise = Path(args.noise_dir) if args.noise_dir else CHECKPOINTS / "noise" / name
-    out = Path(args.out) if args.out else CHECKPOINTS / "audit" / name
+    name, world = Path(args.model).name, common.world()
+    noise = Path(args.noise_dir) if args.noise_dir else world.noise / name
+    out = Path(args.out) if args.out else world.audit / name
     common.check_out(str(out))  # the default too, before the bench or a model is built
     bench, _ = common.bench_of(args)
     run_audit(args.model, args.retrain, bench, noise if noise.is_dir() else None, out, splits=tuple(range(args.splits)))
@@ -66,10 +66,11 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("audit", help="the residual-knowledge audit: SUA beside quantization, relearning, soft prompts")
     common.bench_args(p)
     p.add_argument("model", help="the unlearned model (a folder)")
-    p.add_argument("--retrain", default=str(common.TINY / "retrain"), help="the retrain control: every probe's control")
+    retrain = str(common.world().models / "retrain")
+    p.add_argument("--retrain", default=retrain, help="the retrain control: every probe's control")
     p.add_argument("--noise-dir", help="folder of delta_split<N>.safetensors (default: the shipped noises)")
     p.add_argument("--splits", type=positive_int, default=3, help="attacker/unseen splits to average over")
-    p.add_argument("--out", help="folder for audit.json and audit.md (default: checkpoints/audit/<model>)")
+    p.add_argument("--out", help="folder for audit.json and audit.md (default: the served world's audit/<model>)")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("mia", help="membership inference on your own items: LOSS, ZLib, Min-K%%, Min-K%%++ and AUC")

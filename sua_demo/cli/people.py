@@ -9,7 +9,6 @@ from typing import Any
 from sua_demo import shipped
 from sua_demo.cli import common
 from sua_demo.cli.flags import positive_int, seed_number
-from sua_demo.config import CHECKPOINTS, BenchConfig
 from sua_demo.errors import BadValueError
 
 
@@ -20,13 +19,14 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from sua_demo.eval.evaluate import answer
     from sua_demo.models import load_adapter
 
-    bench = build_bench()
+    world = common.world()
+    bench = build_bench(world.bench)
     pid = bench.forget_ids[0] if args.person is None else args.person
     person = bench.person(pid)
     examples = image_examples(bench, [pid], "heldout", ("gen",), photos_per_person=1)
     rows = {}
     for name in ("vanilla", args.model):
-        adapter = load_adapter(common.TINY / name)
+        adapter = load_adapter(world.models / name)
         rows[name] = answer(adapter, ImageBank(bench, adapter), examples)
     print(f"person {pid}: {person.name} ({bench.split_of(pid)} set), held-out photo")
     for i, ex in enumerate(examples):
@@ -62,7 +62,7 @@ def cmd_enrol(args: argparse.Namespace) -> None:
     from sua_demo.lifecycle import LifecycleConfig, report_markdown, run_lifecycle
     from sua_demo.models.loading import load_adapter
 
-    bench_cfg = BenchConfig()
+    bench_cfg = common.world().bench
     bench = build_bench(bench_cfg)
     if args.procedural is not None and args.photos:
         raise BadValueError("give photos or --procedural SEED, not both")
@@ -98,10 +98,11 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--fact", action="append", metavar="KEY=VALUE", help="birthplace, occupation, hobby or food")
     p.add_argument("--invent", action="store_true", help="invent the name and facts not given")
     p.add_argument("--method", choices=shipped.DEMO, default=shipped.DEFAULT, help="how the person is unlearned")
-    p.add_argument("--model", default=str(common.TINY / "vanilla"), help="the model to teach (default: vanilla)")
+    world = common.world()
+    p.add_argument("--model", default=str(world.models / "vanilla"), help="the model to teach (default: vanilla)")
     p.add_argument(
         "--noise",
-        default=str(CHECKPOINTS / "noise" / shipped.DEFAULT / "delta_split0.safetensors"),
+        default=str(world.noise / shipped.DEFAULT / "delta_split0.safetensors"),
         help="the shipped δ to try (it never saw this person nor this model)",
     )
     p.add_argument("--seed", type=seed_number, default=0)

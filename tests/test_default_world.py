@@ -1,0 +1,55 @@
+"""Issue 41: with no SUA_WORLD, everything a user starts meets the faithful world: `sua demo`, the CLI's default
+models, noises and bench; SUA_WORLD=first is one name away. (The app: `faithful_url`, started with no SUA_WORLD.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _sua(*args: str, world: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SUA_WORLD"}  # conftest pins the first world for the rest
+    if world is not None:
+        env["SUA_WORLD"] = world
+    command = [sys.executable, "-m", "sua_demo", *args]
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow  # loads two shipped models in a fresh process
+def test_sua_demo_runs_on_the_faithful_world_by_default_and_on_the_first_by_name():
+    from sua_demo.config import shipped_world
+    from sua_demo.dataset import build_bench
+
+    for name, world in (("faithful", None), ("first", "first")):
+        bench = build_bench(shipped_world(name).bench)
+        person = bench.person(bench.forget_ids[0])
+        done = _sua("demo", world=world)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.startswith(f"person {person.id}: {person.name} "), (name, done.stdout[:200])
+
+
+def _defaults(command: str) -> dict:
+    from sua_demo.cli import parser
+
+    (sub,) = [a for a in parser()._actions if a.dest == "command"]
+    needed = {"attack-eval": ["m"], "unlearn": ["--method", "idk"]}.get(command, [])
+    return vars(sub.choices[command].parse_args([*needed, "--out", "x"]))
+
+
+def test_the_cli_defaults_name_the_served_worlds_models_noise_and_bench(monkeypatch):
+    from sua_demo.config import CHECKPOINTS, shipped_world
+
+    monkeypatch.delenv("SUA_WORLD")
+    faithful = shipped_world("faithful")
+    enrol = _defaults("enrol")
+    assert Path(enrol["model"]) == faithful.models / "vanilla" and Path(enrol["noise"]).is_relative_to(faithful.noise)
+    assert _defaults("attack-eval")["bench_base"] == faithful.bench and faithful.bench.image_size == 112
+    assert Path(_defaults("unlearn")["start"]) == CHECKPOINTS / "tiny-llava" / "vanilla"  # the first world's recipe
+    monkeypatch.setenv("SUA_WORLD", "first")
+    assert Path(_defaults("enrol")["model"]) == shipped_world("first").models / "vanilla"
