@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run demo test test-fast test-slow lint benchmarks checkpoints noises worlds faithful audits recipes-table clean
+.PHONY: install run run-first demo test test-fast test-slow lint benchmarks checkpoints noises worlds faithful audits recipes-table clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -14,8 +14,13 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 install: $(STAMP)
 
+# The embedded default is the faithful world (checkpoints/faithful); the first world (checkpoints/tiny-llava) is
+# one name away: SUA_WORLD=first before any command, or this target for the app.
 run: install
 	HF_HUB_OFFLINE=1 $(PY) app.py
+
+run-first: install
+	SUA_WORLD=first HF_HUB_OFFLINE=1 $(PY) app.py
 
 demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua demo

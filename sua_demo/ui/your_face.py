@@ -45,8 +45,8 @@ HELP = (
     "press **Invent facts**. The run teaches the model this person, checks it on a photo it was not taught on, "
     "makes it forget them, and tries two noises: the shipped δ, which never saw this person nor this model, and "
     "a δ fitted on your taught photos, tested on the others. Each is read against its controls: random noise of "
-    "the same ε, and the model from before teaching (it never knew this person) with the same δ. About two "
-    "minutes on two cores."
+    "the same ε, and the model from before teaching (it never knew this person) with the same δ. About a "
+    "minute and a half on two idle cores; each step shows its own time left as it runs."
 )
 COLUMNS = {
     "vanilla": "taught",
