@@ -7,7 +7,7 @@ S=$1
 export OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1
 .venv/bin/sua -v build-faithful --seeds $S --only vanilla
 .venv/bin/sua -v build-faithful --seeds $S --only retrain
-.venv/bin/sua -v build-faithful --seeds $S --validation
+.venv/bin/sua -v build-faithful --seeds $S --validation --only grad_diff
 V=runs/faithful/validation/world$S
 ln -sfn ../../world$S/vanilla $V/vanilla
 ln -sfn ../../world$S/retrain $V/retrain

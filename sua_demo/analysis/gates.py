@@ -39,12 +39,24 @@ GATES: tuple[Gate, ...] = (
     *_each("grad_diff", tuple(f"forget/{p}" for p in PHOTOS), "gen_em", 0.20, False),
     Gate("grad_diff", "retain/heldout", "gen_em", 0.75, True),
 )
+# The LoRA methods' gates, fixed 2026-12-05 before any of them was rebuilt under the validation-photo rule (issue
+# 41): GradDiff's bounds, as they forget by ascent with no refusal target. Apart from GATES, so that a world's
+# 17-gate table stays the one its design note fixed; a world holding LoRA models gets a second table.
+LORA = ("ga_lora", "kl_lora", "npo_lora", "rmu_lora", "simnpo_lora")
+LORA_GATES: tuple[Gate, ...] = tuple(
+    gate
+    for model in LORA
+    for gate in (
+        *_each(model, tuple(f"forget/{p}" for p in PHOTOS), "gen_em", 0.20, False),
+        Gate(model, "retain/heldout", "gen_em", 0.75, True),
+    )
+)
 
 
-def gate_rows(reports: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def gate_rows(reports: dict[str, dict[str, Any]], gates: tuple[Gate, ...] = GATES) -> list[dict[str, Any]]:
     """One row per gate: the model's measured value (None where the model is not built yet) and whether it holds."""
     rows = []
-    for gate in GATES:
+    for gate in gates:
         report = reports.get(gate.model)
         value = None if report is None else float(report[gate.group][gate.metric])
         met = None if value is None else gate.met(value)
