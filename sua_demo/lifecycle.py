@@ -80,6 +80,7 @@ class Progress:
     name: str
     done: int
     total: int
+    note: str = ""  # what the step's own rule read at its last check (unlearning), in words
 
 
 @dataclass
@@ -130,10 +131,10 @@ class _Clock:
     def __init__(self, report: EnrolReport, on_step: Callable[[StepReport | Progress], None] | None) -> None:
         self.report, self.on_step, self.t0 = report, on_step, time.time()
 
-    def mark(self, name: str, total: int, done: int) -> None:
+    def mark(self, name: str, total: int, done: int, note: str = "") -> None:
         """Tell `on_step` how far step `name` is."""
         if self.on_step is not None:
-            self.on_step(Progress(name, int(done), total))
+            self.on_step(Progress(name, int(done), total, note))
 
     def done(self, name: str, line: str) -> None:
         step = StepReport(name, round(time.time() - self.t0, 1), line)
@@ -166,12 +167,19 @@ class _Run:
         if self.stop is not None and self.stop.is_set():
             raise SuaError("stopped: the run was cancelled; nothing of it was kept")
 
-    def marks(self, name: str, total: int) -> Callable[..., None]:
-        """A step's per-pass callback: how far it is, to the listener; a Stop ends the run within one pass."""
+    def marks(self, name: str, total: int, target: float | None = None) -> Callable[..., None]:
+        """A step's per-pass callback: how far it is, to the listener, with the unlearning rule's last reading
+        against its `target`; a Stop ends the run within one pass."""
+        said = {"note": ""}
 
-        def passed(done: int, *_: Any) -> None:
+        def passed(done: int, checked: Any = None) -> None:
             self.check_stop()
-            self.clock.mark(name, total, done)
+            if target is not None and isinstance(checked, dict) and "forget_em" in checked:
+                said["note"] = (
+                    f"at its last check {_pct(checked['forget_em'])} of the facts still right; it stops at "
+                    f"{_pct(target)} or below"
+                )
+            self.clock.mark(name, total, done, said["note"])
 
         return passed
 
@@ -205,7 +213,7 @@ class _Run:
         retain = image_examples(self.bench, self.others[:PROBED], "train", photos_per_person=1)
         probe = {"forget": self.groups["taught"], "retain": retain}
         ucfg = replace(UNLEARN[cfg.method], train_parts="language_model", seed=cfg.seed, precision=cfg.precision)
-        marks = self.marks(f"unlearn ({cfg.method})", ucfg.max_steps)
+        marks = self.marks(f"unlearn ({cfg.method})", ucfg.max_steps, ucfg.forget_target)
         result = unlearn_adapter(unlearned, self.bench, self.bank, ucfg, groups=probe, progress=False, on_step=marks)
         self.check_stop()
         gone, f = self.measure(unlearned), self.report.figures

@@ -13,6 +13,7 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,12 @@ class LoadedModels:
             folder = Path(name).resolve()
         except (OSError, ValueError):
             return name
-        return next((n for n in self.shipped if folder == (self.world.models / n).resolve()), name)
+        return self._shipped_folders.get(folder, name)
+
+    @cached_property
+    def _shipped_folders(self) -> dict[Path, str]:
+        """Each shipped model's folder, resolved once: a name that is a path is looked up, not resolved again."""
+        return {(self.world.models / n).resolve(): n for n in self.shipped}
 
     def _load(self, name: str) -> LoadedModel:
         ours = name in self.shipped

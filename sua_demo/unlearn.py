@@ -166,12 +166,13 @@ def unlearn_adapter(
     reference: VisionLanguageAdapter | None = None,
     groups: dict[str, list] | None = None,
     progress: bool = True,
-    on_step: Callable[[int], None] | None = None,
+    on_step: Callable[[int, dict[str, float] | None], None] | None = None,
 ) -> UnlearnResult:
     """The loop on a model in memory (changed in place): the bench's forget people unlearned against its retain
     people until the stopping rule holds on `groups` (default: the bench's fixed probe). A visitor's face is
     unlearned this way inside a session, with a small probe of its own, and nothing written to disk. `on_step`
-    hears each step done (a page's clock; the rule may end the run before `max_steps`)."""
+    hears each step done, with the rule's probe figures on the steps that check it (a page's clock and what the
+    rule reads; the rule may end the run before `max_steps`)."""
     seed_everything(cfg.seed)
     method_cls = METHODS.get(cfg.method)
     _check_counts(cfg)
@@ -201,8 +202,7 @@ def unlearn_adapter(
         optimizer.step()
         step += 1
         bar.update()
-        if on_step is not None:
-            on_step(step)
+        checked = None
         if step % cfg.eval_every == 0:
             m = probe(adapter, bench, bank, groups)
             history.append({"step": step, "loss": float(loss.detach()), **m})
@@ -213,6 +213,9 @@ def unlearn_adapter(
             log.info("step %d: %s", step, {k: round(v, 3) for k, v in m.items()})
             if not met and m["forget_em"] <= cfg.forget_target and (best is None or m["retain_em"] > best[0]):
                 best = (m["retain_em"], step, {k: v.detach().clone() for k, v in adapter.model.state_dict().items()})
+            checked = m
+        if on_step is not None:
+            on_step(step, checked)
     bar.close()
     kept = _keep_best(adapter, cfg, met, best, step)
     adapter.model.eval()

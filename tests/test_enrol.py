@@ -172,6 +172,9 @@ def test_the_step_under_way_shows_its_own_pace_and_says_unlearning_may_end_early
     assert under.pace().startswith("running: pass 7 of 80, about ") and under.pace().endswith(" s left")
     under = under.seen(Progress("unlearn (idk)", 1, 200))  # a new step: a clock of its own, still warming up
     assert under.pace() == "running: pass 1 of at most 200, measuring the pace… (it stops once the face is forgotten)"
+    under = under.seen(Progress("unlearn (idk)", 5, 200, "at its last check 60 % of the facts still right"))
+    under = under.seen(Progress("unlearn (idk)", 6, 200))  # between checks, the last reading stays
+    assert under.pace().endswith("forgotten; at its last check 60 % of the facts still right)")
 
 
 @pytest.mark.slow

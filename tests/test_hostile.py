@@ -11,7 +11,6 @@ import pickle
 import re
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import free_port
 from PIL import EpsImagePlugin, Image, PngImagePlugin
 from safetensors.torch import save
 
@@ -427,12 +427,6 @@ ROOT = Path(__file__).resolve().parents[1]
 START_S = 300  # a cold start builds the page and times an attack step on two shared cores
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -459,7 +453,7 @@ def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path):
     """SIGTERM, as a Space or a container stops it. Ctrl-C's SIGINT takes the same handler (`stop_on_signals`),
     tested on a process of its own below; one cold start of the app is enough (each costs 30-50 s on 2 cores)."""
     signum = signal.SIGTERM
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(tmp_path), "GRADIO_TEMP_DIR": str(tmp_path / "g")}
     env.pop("PORT", None)
     log = (tmp_path / "server.log").open("w")

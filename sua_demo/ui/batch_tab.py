@@ -25,10 +25,14 @@ def build() -> SimpleNamespace:
     return SimpleNamespace(run=run, plot=bars, budget=budget, table=table, csv=gr.File(label="CSV"))
 
 
+def drawn(model: str, noise_source: str, noise_file: str | None, optimised: str | None) -> tuple[Any, ...]:
+    """The protocol's table, its plots shown where there is something to draw (in the same reply), and its CSV."""
+    table, bars, curves, csv = tools.batch(model, noise_source, noise_file, optimised)
+    shown_if = lambda fig: gr.update(value=fig, visible=fig is not None)  # noqa: E731
+    return table, shown_if(bars), shown_if(curves), csv
+
+
 def wire(b: SimpleNamespace, attack: Any) -> None:
     inputs = [attack.model, attack.noise_source, attack.noise_file, attack.optimised]
-    quiet = {"api_name": False, "show_progress": "hidden"}
-    started = b.run.click(lambda: WAITING, None, b.table, queue=False, **quiet)
-    done = started.then(shown(tools.batch, 4, at=0), inputs, [b.table, b.plot, b.budget, b.csv], api_name=False)
-    drawn = lambda bars, curves: (gr.update(visible=bars is not None), gr.update(visible=curves is not None))  # noqa: E731
-    done.then(drawn, [b.plot, b.budget], [b.plot, b.budget], **quiet)
+    started = b.run.click(lambda: WAITING, None, b.table, queue=False, api_name=False, show_progress="hidden")
+    started.then(shown(drawn, 4, at=0), inputs, [b.table, b.plot, b.budget, b.csv], api_name=False)

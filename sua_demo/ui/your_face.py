@@ -240,13 +240,14 @@ class Under:
     (its first passes left out), never from a figure measured elsewhere."""
 
     def __init__(self, name: str, clock: RunClock | None = None) -> None:
-        self.name, self.clock = name, clock
+        self.name, self.clock, self.note = name, clock, ""
 
     def seen(self, progress: Progress) -> Under:
         """This step, one pass further; a new step starts a clock of its own."""
         fresh = Under(progress.name, RunClock(progress.total, warm_up=WARM_UP))
         under = self if progress.name == self.name and self.clock else fresh
         under.clock.step(progress.done)
+        under.note = progress.note or under.note
         return under
 
     def pace(self) -> str:
@@ -255,7 +256,8 @@ class Under:
         c, left = self.clock, self.clock.left()
         if self.name.startswith("unlearn"):  # its rule may end it long before its last pass
             wait = "measuring the pace…" if left is None else f"at most about {left:.0f} s left"
-            return f"running: pass {c.done} of at most {c.steps}, {wait} (it stops once the face is forgotten)"
+            rule = f"; {self.note}" if self.note else ""
+            return f"running: pass {c.done} of at most {c.steps}, {wait} (it stops once the face is forgotten{rule})"
         wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
         return f"running: pass {c.done} of {c.steps}, {wait}"
 
