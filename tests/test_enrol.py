@@ -170,6 +170,7 @@ def test_the_step_under_way_shows_its_own_pace_and_says_unlearning_may_end_early
     for done in range(1, 8):
         under = under.seen(Progress("teach", done, 80))
     assert under.pace().startswith("running: pass 7 of 80, about ") and under.pace().endswith(" s left")
+    assert "finishing" in Under("teach").seen(Progress("teach", 80, 80)).pace()  # never "about 0 s left"
     under = under.seen(Progress("unlearn (idk)", 1, 200))  # a new step: a clock of its own, still warming up
     assert under.pace() == "running: pass 1 of at most 200, measuring the pace… (it stops once the face is forgotten)"
     under = under.seen(Progress("unlearn (idk)", 5, 200, "at its last check 60 % of the facts still right"))

@@ -35,6 +35,9 @@ def test_the_time_left_moves_on_between_slow_steps_and_a_slower_machine_shows():
     now.t += 1.0  # a second into the next step, with no step done: the clock still moves
     assert clock.left() == pytest.approx(16 * 3.0 - 1.0)
     assert clock.status().startswith("step 4/20 · 13 s so far, about 47 s left")
+    for step in range(5, 21):
+        clock.step(step)
+    assert clock.status().endswith("finishing…")  # every step done, the noise still being saved
 
 
 def test_unequal_parts_are_weighed_by_their_work():
@@ -52,6 +55,7 @@ def test_unequal_parts_are_weighed_by_their_work():
         elif done < len(work):
             assert clock.left() == pytest.approx(rest, rel=1e-6), done
     assert clock.left() == 0.0 and clock.status("method").startswith("method 7/7")
+    assert clock.status().endswith("finishing…")  # its last figures are being made: never "about 0 s left"
 
 
 def test_a_clock_never_sits_on_zero_while_work_is_left():

@@ -14,6 +14,7 @@ import numpy as np
 
 WARM_UP_STEPS = 3
 OVERDUE = 0.25  # a part that runs past its estimate is given this share of the time it has run so far, again
+LEAST = 1.0  # seconds: a clock with work left never reads less (it read "about 0 s left" in a last half second)
 
 
 def current_left(predicted: float, since: float) -> float:
@@ -55,11 +56,13 @@ class RunClock:
         if self.done >= self.steps:
             return 0.0
         since = self.now() - self.marks[-1][1]
-        return (self.steps - self.done - 1) * pace + current_left(pace, since)
+        return max((self.steps - self.done - 1) * pace + current_left(pace, since), LEAST)
 
     def status(self, unit: str = "step") -> str:
+        """Where the run is; once its last step is marked, "finishing" (saving, the last figures), not "0 s left"."""
         elapsed, left = self.now() - self.start, self.left()
         wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
+        wait = "finishing…" if self.done >= self.steps else wait
         return f"{unit} {self.done}/{self.steps} · {elapsed:.0f} s so far, {wait}"
 
 
@@ -98,9 +101,10 @@ class WorkClock:
             a, b = max(float(a), 0.0), max(float(b), 0.0)
         since = self.now() - (self.ends[-1] if self.ends else self.start)
         part = a + b * rest  # each part still to do; the first of them is under way
-        return float(part[1:].sum()) + current_left(float(part[0]), since)
+        return max(float(part[1:].sum()) + current_left(float(part[0]), since), LEAST)
 
     def status(self, unit: str = "part") -> str:
         elapsed, left = self.now() - self.start, self.left()
         wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
+        wait = "finishing…" if self.done >= len(self.work) else wait
         return f"{unit} {self.done}/{len(self.work)} · {elapsed:.0f} s so far, {wait}"

@@ -251,14 +251,17 @@ class Under:
         return under
 
     def pace(self) -> str:
+        """The step's passes and its time left, at this step's own pace; once its last pass is done,
+        "finishing" (the step's before → after figures), never "0 s left"."""
         if self.clock is None:
             return "running"
         c, left = self.clock, self.clock.left()
-        if self.name.startswith("unlearn"):  # its rule may end it long before its last pass
-            wait = "measuring the pace…" if left is None else f"at most about {left:.0f} s left"
+        ends_early = self.name.startswith("unlearn")  # its rule may end it long before its last pass
+        wait = "measuring the pace…" if left is None else f"{'at most ' * ends_early}about {left:.0f} s left"
+        wait = "finishing: its before → after figures…" if c.done >= c.steps else wait
+        if ends_early:
             rule = f"; {self.note}" if self.note else ""
             return f"running: pass {c.done} of at most {c.steps}, {wait} (it stops once the face is forgotten{rule})"
-        wait = "measuring the pace…" if left is None else f"about {left:.0f} s left"
         return f"running: pass {c.done} of {c.steps}, {wait}"
 
 
