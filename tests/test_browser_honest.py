@@ -251,3 +251,22 @@ def test_batch_shows_no_blank_plot_and_ends_with_the_paired_tests_sentence(brows
         shot(page.locator("#batch"), f"issue42_batch_{name}_400.png")
     finally:
         page.close()
+
+
+def test_the_verdict_says_what_the_paired_test_says(browser, world):  # noqa: F811
+    """Item 1: the first example's verdict reads the paired test in words, with its p-value, and its chip the same
+    count and test (one count, defined once)."""
+    name, url = world
+    page = open_page(browser, url, *WIDE)
+    try:
+        reading = page.locator("#verdict .reading").inner_text()
+        said = ("no control does (p", "No evidence beyond the controls (p", "damages")
+        assert any(s in reading for s in said), reading
+        headline, chip = page.locator("#verdict .headline").inner_text(), page.locator("#examples").inner_text()
+        count = headline.split("δ brings back ")[1].split(" of ")[0]
+        assert f"brings back {count}" in chip and "(p " in chip, (headline, chip)
+        shot(page.locator("#verdict"), f"issue42_verdict_{name}_1400.png")
+        page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+        shot(page.locator("#verdict"), f"issue42_verdict_{name}_400.png")
+    finally:
+        page.close()
