@@ -2,9 +2,9 @@
 
 Launches `python app.py` as a user would (embedded default, CPU), then drives it with gradio_client.
 
-    .venv/bin/python benchmarks/app_latency.py [--port 7870] [--world faithful]
+    .venv/bin/python benchmarks/app_latency.py [--port 7870] [--world first]
 
-`--world faithful` starts the app on the faithful world (SUA_WORLD=faithful: 112 px, docs/world.md).
+The app's default world is the faithful one (docs/world.md); `--world first` serves the first (64 px).
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def cli_steps_per_second(steps: int, world: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=7870)
-    ap.add_argument("--world", choices=["first", "faithful"], default="first", help="the world the app serves")
+    ap.add_argument("--world", choices=["first", "faithful"], default="faithful", help="the world to serve")
     args = ap.parse_args()
     from sua_demo.config import WORLD_ENV, shipped_world
     from sua_demo.dataset import build_bench
