@@ -170,16 +170,17 @@ class _Run:
     def marks(self, name: str, total: int, target: float | None = None) -> Callable[..., None]:
         """A step's per-pass callback: how far it is, to the listener, with the unlearning rule's last reading
         against its `target`; a Stop ends the run within one pass."""
-        said = {"note": ""}
+        note = ""
 
         def passed(done: int, checked: Any = None) -> None:
+            nonlocal note
             self.check_stop()
             if target is not None and isinstance(checked, dict) and "forget_em" in checked:
-                said["note"] = (
+                note = (
                     f"at its last check {_pct(checked['forget_em'])} of the facts still right; it stops at "
                     f"{_pct(target)} or below"
                 )
-            self.clock.mark(name, total, done, said["note"])
+            self.clock.mark(name, total, done, note)
 
         return passed
 
@@ -269,7 +270,7 @@ def run_lifecycle(
     """teach, check, unlearn, attack (shipped and fitted δ), each with its controls; `before` is never changed.
     `on_step` hears each step as it ends (a StepReport) and how far the step under way is (a Progress).
     With `out_dir`, the taught LoRA adapter, the unlearned language model's weights and the report are written
-    there. `stop` ends the run between steps with a `SuaError` (nothing half-made is returned)."""
+    there. `stop` ends the run within one pass of its step with a `SuaError` (nothing half-made is returned)."""
     if cfg.method not in METHODS:
         raise BadValueError(f"unlearning method must be one of {', '.join(METHODS)}, not {cfg.method!r}")
     vb = visitor_bench(bench, visitor, len(visitor.photos) - held_back_count(len(visitor.photos)))

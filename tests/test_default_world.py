@@ -53,3 +53,23 @@ def test_the_cli_defaults_name_the_served_worlds_models_noise_and_bench(monkeypa
     assert Path(_defaults("unlearn")["start"]) == CHECKPOINTS / "tiny-llava" / "vanilla"  # the first world's recipe
     monkeypatch.setenv("SUA_WORLD", "first")
     assert Path(_defaults("enrol")["model"]) == shipped_world("first").models / "vanilla"
+
+
+def test_a_first_world_model_keeps_its_worlds_bench_controls_and_files_whatever_the_default(monkeypatch, tmp_path):
+    """`sua audit checkpoints/tiny-llava/idk` (as `make audits` runs it) must not read the faithful world's bench,
+    retrain control and noises, nor write into its audits."""
+    from sua_demo.cli import common
+    from sua_demo.config import shipped_world
+
+    monkeypatch.delenv("SUA_WORLD")
+    first = shipped_world("first")
+    assert common.world(str(first.models / "idk")) == first and common.world("./elsewhere/idk").name == "faithful"
+    args = _defaults_of("audit", [str(first.models / "idk")])
+    assert args.retrain is None and common.bench_of(args)[1] == first.bench != shipped_world("faithful").bench
+
+
+def _defaults_of(command: str, given: list[str]):
+    from sua_demo.cli import parser
+
+    (sub,) = [a for a in parser()._actions if a.dest == "command"]
+    return sub.choices[command].parse_args(given)

@@ -91,7 +91,9 @@ def cmd_attack_eval(args: argparse.Namespace) -> None:
         purifiers=tuple(args.purifiers),
         reference=args.reference,
     )
-    report = run_protocol(args.model, args.retrain, bench, cfg, args.out, vanilla=args.vanilla)
+    models = common.world(args.model).models
+    retrain, vanilla = args.retrain or models / "retrain", args.vanilla or models / "vanilla"
+    report = run_protocol(args.model, retrain, bench, cfg, args.out, vanilla=vanilla)
     print((Path(args.out) / "report.md").read_text() if report else "")
 
 
@@ -155,9 +157,8 @@ def add_commands(sub: Any) -> None:
     common.bench_args(p)
     attack_args(p)
     p.add_argument("model", help="the unlearned model")
-    models = common.world().models
-    p.add_argument("--retrain", default=str(models / "retrain"), help="the retrain control")
-    p.add_argument("--vanilla", default=str(models / "vanilla"), help="the model before unlearning (first column)")
+    p.add_argument("--retrain", help="the retrain control (default: the model's world's, or the served world's)")
+    p.add_argument("--vanilla", help="the model before unlearning, first column (default: as --retrain)")
     p.add_argument("--splits", type=positive_int, default=3, help="attacker/unseen splits to average over")
     p.add_argument("--no-extras", action="store_true", help="skip the no-stealth ablation and per-image PGD")
     p.add_argument("--budgets", type=float, nargs="*", default=[], help="eps (/255) of budget curves, e.g. 2 4 8 16")

@@ -16,8 +16,19 @@ from sua_demo.errors import SuaError
 FIRST = shipped_world("first")  # what `sua build-*` and `train-*` make: the first world's models and denoisers
 
 
-def world() -> World:
-    """The world the commands' defaults name (SUA_WORLD; unset, the faithful one): its models, noises and bench."""
+def world(model: str | None = None) -> World:
+    """The world the commands' defaults name: the shipped world `model` is a folder of (a first-world model keeps
+    the first world's bench, controls and noises whatever SUA_WORLD says), else the served one (SUA_WORLD; unset,
+    the faithful one)."""
+    if model:
+        try:
+            folder = Path(model).resolve()
+        except (OSError, ValueError):
+            folder = None
+        for name in ("first", "faithful"):
+            shipped = shipped_world(name)
+            if folder is not None and folder.parent == shipped.models.resolve():
+                return shipped
     return served_world()
 
 
@@ -27,7 +38,8 @@ def bench_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     if getattr(args, "mllmu", None):
         return load_mllmu(args.mllmu, args.forget_split), BenchConfig()
-    base = getattr(args, "bench_base", None) or world().bench
+    model = getattr(args, "model", None)
+    base = world(model).bench if model and world(model) != world() else getattr(args, "bench_base", world().bench)
     cfg = replace(base, n_people=args.people, forget_fraction=args.forget / 100, seed=args.bench_seed)
     return build_bench(cfg), cfg
 

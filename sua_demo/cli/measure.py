@@ -15,12 +15,13 @@ from sua_demo.config import CHECKPOINTS
 def cmd_audit(args: argparse.Namespace) -> None:
     from sua_demo.audit import run_audit
 
-    name, world = Path(args.model).name, common.world()
+    name, world = Path(args.model).name, common.world(args.model)
     noise = Path(args.noise_dir) if args.noise_dir else world.noise / name
     out = Path(args.out) if args.out else world.audit / name
     common.check_out(str(out))  # the default too, before the bench or a model is built
     bench, _ = common.bench_of(args)
-    run_audit(args.model, args.retrain, bench, noise if noise.is_dir() else None, out, splits=tuple(range(args.splits)))
+    retrain = args.retrain or world.models / "retrain"
+    run_audit(args.model, retrain, bench, noise if noise.is_dir() else None, out, splits=tuple(range(args.splits)))
     print((out / "audit.md").read_text())
 
 
@@ -66,11 +67,10 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("audit", help="the residual-knowledge audit: SUA beside quantization, relearning, soft prompts")
     common.bench_args(p)
     p.add_argument("model", help="the unlearned model (a folder)")
-    retrain = str(common.world().models / "retrain")
-    p.add_argument("--retrain", default=retrain, help="the retrain control: every probe's control")
+    p.add_argument("--retrain", help="the retrain control, every probe's (default: the model's world's)")
     p.add_argument("--noise-dir", help="folder of delta_split<N>.safetensors (default: the shipped noises)")
     p.add_argument("--splits", type=positive_int, default=3, help="attacker/unseen splits to average over")
-    p.add_argument("--out", help="folder for audit.json and audit.md (default: the served world's audit/<model>)")
+    p.add_argument("--out", help="folder for audit.json and audit.md (default: the model's world's audit/<model>)")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("mia", help="membership inference on your own items: LOSS, ZLib, Min-K%%, Min-K%%++ and AUC")
