@@ -158,6 +158,17 @@ def unlearn(
     return result
 
 
+def _method(adapter: VisionLanguageAdapter, cfg: UnlearnConfig, reference: VisionLanguageAdapter | None) -> Any:
+    """The unlearning method, with its frozen reference model where it needs one (a copy of the start)."""
+    method_cls = METHODS.get(cfg.method)
+    _check_counts(cfg)
+    if method_cls.needs_reference and reference is None:
+        reference = adapter.clone()
+    if reference is not None:
+        reference.model.requires_grad_(False)
+    return method_cls(cfg, reference)
+
+
 def unlearn_adapter(
     adapter: VisionLanguageAdapter,
     bench: Bench,
@@ -174,13 +185,7 @@ def unlearn_adapter(
     hears each step done, with the rule's probe figures on the steps that check it (a page's clock and what the
     rule reads; the rule may end the run before `max_steps`)."""
     seed_everything(cfg.seed)
-    method_cls = METHODS.get(cfg.method)
-    _check_counts(cfg)
-    if method_cls.needs_reference and reference is None:
-        reference = adapter.clone()
-    if reference is not None:
-        reference.model.requires_grad_(False)
-    method = method_cls(cfg, reference)
+    method = _method(adapter, cfg, reference)
     precision = resolve(cfg.precision, adapter.device)
     start_metrics = probe(adapter, bench, bank, groups)
     floor = cfg.retain_floor * start_metrics["retain_em"]
