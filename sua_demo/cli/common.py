@@ -38,8 +38,8 @@ def bench_of(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     if getattr(args, "mllmu", None):
         return load_mllmu(args.mllmu, args.forget_split), BenchConfig()
-    model = getattr(args, "model", None)
-    base = world(model).bench if model and world(model) != world() else getattr(args, "bench_base", world().bench)
+    model = getattr(args, "model", None)  # a shipped world's model: that world's bench; else the parser's default
+    base = world(model).bench if model else getattr(args, "bench_base", world().bench)
     cfg = replace(base, n_people=args.people, forget_fraction=args.forget / 100, seed=args.bench_seed)
     return build_bench(cfg), cfg
 
