@@ -290,7 +290,7 @@ def run(
         note = " ".join(ready.notes)
         yield f"teaching {html.escape(ready.visitor.name)}… {note}", steps_html([], "teach"), "", ""
         done: list[StepReport] = []
-        under_way = Under("teach")
+        under_way, shown_at = Under("teach"), 0.0
         stream = face.steps(engine, ready, method, visitor.stop)
         while True:
             try:
@@ -310,6 +310,9 @@ def run(
                 continue
             if isinstance(item, Progress):
                 under_way = under_way.seen(item)
+                if time.monotonic() - shown_at < 1.0:
+                    continue  # the clock moves with every pass; the page hears it once a second
+            shown_at = time.monotonic()
             pace = under_way.pace()
             yield f"{under_way.name}: {pace}", steps_html(done, under_way.name, pace=pace), "", ""
         visitor.report = report
