@@ -114,9 +114,13 @@ def served_world(env: Mapping[str, str] = os.environ) -> World:
     return shipped_world(env.get(WORLD_ENV, "").strip() or "faithful")
 
 
-def faithful_model() -> TinyModelConfig:
-    """The faithful world's LLaVA: 112 px, 49 image tokens, a 4-layer tower read at its second-to-last layer."""
-    return TinyModelConfig(image_size=112, vision_layers=4, vision_feature_layer=-2, max_positions=224)
+def faithful_model(tower: TowerConfig | None = None) -> TinyModelConfig:
+    """The faithful world's LLaVA: 112 px, 49 image tokens, the pretrained tower (default: the shipped 4-layer,
+    128-wide one; docs/scale.md builds others) read at its second-to-last layer."""
+    t = tower or TowerConfig()
+    return TinyModelConfig(image_size=t.image_size, patch_size=t.patch_size, vision_hidden=t.hidden,
+                           vision_layers=t.layers, vision_heads=t.heads, vision_feature_layer=-2,
+                           max_positions=224)  # fmt: skip
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 
 from sua_demo.analysis.gates import LORA, LORA_GATES, all_met, gate_rows, gates_markdown
 from sua_demo.audit import run_audit
-from sua_demo.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, build_noises, evaluate_dir
+from sua_demo.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, Recipe, build_noises, evaluate_dir
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
 from sua_demo.config import (
     CHECKPOINTS,
@@ -75,7 +75,9 @@ def build_general(
     share = 100 * general_summary["look_accuracy"]
     log.info("the general model answers %.1f %% of look questions on the bench's held-out photos", share)
     extra = {"tower": tower_summary, "general": general_summary, "machine": describe()}
-    return save_model_dir(adapter.model, adapter.processor, out, [tower_cfg, general_cfg, faithful_model()], extra)
+    return save_model_dir(
+        adapter.model, adapter.processor, out, [tower_cfg, general_cfg, faithful_model(tower_cfg)], extra
+    )
 
 
 # Stopping rules that read validation photos (docs/world.md, Changes, 2026-12-05), chosen on world 0's gates alone:
@@ -122,28 +124,44 @@ def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = T
         raise MissingFileError(f"no vanilla model in {shown_path(world_dir(seed))}: build the world first")
     general = None if validation else build_general(progress=progress)
     for recipe in (r for r in RECIPES if (not only or r.name in only) and (not validation or r.name in rules)):
-        folder = out / recipe.name
-        if (folder / "eval.json").is_file():
-            continue
-        t0 = time.time()
-        if recipe.unlearn is None:
-            learn_people(general, bench_cfg, folder, recipe.retain_only, progress=progress)  # type: ignore[arg-type]
-        else:
-            cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model",
-                          **rules.get(recipe.name, {}))  # fmt: skip
-            unlearn(vanilla, build_bench(bench_cfg), bench_cfg, cfg, folder, progress)
-        evaluate_dir(folder, bench_cfg)
-        log.info("faithful world %d: %s built in %.0f s on %s", seed, recipe.name, time.time() - t0, describe())
+        build_model(recipe, general, vanilla, bench_cfg, out / recipe.name, rules.get(recipe.name, {}), progress)
     write_gates(out)
     return out
 
 
+def build_model(
+    recipe: Recipe,
+    general: Path | None,
+    vanilla: Path,
+    bench_cfg: BenchConfig,
+    folder: Path,
+    rule: dict[str, Any] | None = None,
+    progress: bool = True,
+    tower: TowerConfig | None = None,
+) -> None:
+    """One recipe of a faithful world into `folder`, unless it is finished (its eval.json): the people learned from
+    the `general` model, or unlearned from the world's `vanilla` (with a stopping `rule` replacing the recipe's)."""
+    if (folder / "eval.json").is_file():
+        return
+    t0 = time.time()
+    if recipe.unlearn is None:
+        learn_people(general, bench_cfg, folder, recipe.retain_only, progress=progress, tower=tower)  # type: ignore[arg-type]
+    else:
+        cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model", **(rule or {}))
+        unlearn(vanilla, build_bench(bench_cfg), bench_cfg, cfg, folder, progress)
+    evaluate_dir(folder, bench_cfg)
+    log.info(
+        "faithful %s: %s built in %.0f s on %s", shown_path(folder.parent), recipe.name, time.time() - t0, describe()
+    )
+
+
 def learn_people(general: Path, bench_cfg: BenchConfig, folder: Path, retain_only: bool, seed: int = 0,
-                 progress: bool = True) -> None:  # fmt: skip
-    """The language model learns the bench's people from the general model, tower and projector frozen."""
+                 progress: bool = True, tower: TowerConfig | None = None) -> None:  # fmt: skip
+    """The language model learns the bench's people from the general model (whose tower is `tower`'s size),
+    tower and projector frozen."""
     cfg = TrainConfig(retain_only=retain_only, precision=SHIPPED_PRECISION, seed=seed)
     cfg = replace(cfg, start_from=shown_path(general), train_parts="language_model")
-    finetune(build_bench(bench_cfg), bench_cfg, cfg, faithful_model(), folder, progress)
+    finetune(build_bench(bench_cfg), bench_cfg, cfg, faithful_model(tower), folder, progress)
 
 
 def second_retrain_dir(seed: int = 0) -> Path:
@@ -183,16 +201,18 @@ def write_gates(out: Path) -> list[dict]:
 ATTACK_SPLITS = [0, 1, 2]  # the headline's attacker/unseen splits per world, as `make worlds` runs the first world's
 
 
-def attack_world(seed: int = 0, splits: list[int] | None = None, only: list[str] | None = None) -> Path:
+def attack_world(
+    seed: int = 0, splits: list[int] | None = None, only: list[str] | None = None, folder: Path | None = None
+) -> Path:
     """The shipped attack recipe, unchanged, on a built world's demo models (or `only` some of them), every control
     included (noise/ beside the models). Blind: nothing of the world is changed after it; a stopped run resumes
     split by split. Paths are the checkout's own (run from its root, as make does), so the reports name no
-    machine's folders."""
+    machine's folders. `folder`: a world built elsewhere (a tower size of docs/scale.md), default the seed's."""
     names = list(only or DEMO_MODELS)
     unknown = sorted(set(names) - set(DEMO_MODELS))
     if unknown:
         raise UnknownNameError(f"only the demo models are attacked; {unknown} is not one of {list(DEMO_MODELS)}")
-    out = Path(shown_path(world_dir(seed)))
+    out = Path(shown_path(folder or world_dir(seed)))
     missing = [n for n in ("vanilla", "retrain", *names) if not (out / n / "eval.json").is_file()]
     if missing:
         raise MissingFileError(
@@ -207,7 +227,7 @@ def attack_world(seed: int = 0, splits: list[int] | None = None, only: list[str]
         splits=splits or ATTACK_SPLITS,
         studies=False,
     )
-    log.info("faithful world %d attacked in %.0f s on %s", seed, time.time() - t0, describe())
+    log.info("faithful %s attacked in %.0f s on %s", out, time.time() - t0, describe())
     return out / "noise"
 
 
@@ -233,7 +253,11 @@ def ship_reports(seed: int) -> Path | None:
     gate table and the comparison over worlds can be read and rebuilt from a clean checkout."""
     if seed == 0:
         return None
-    src, out = world_dir(seed), REPORTS / f"world{seed}"
+    return copy_reports(world_dir(seed), REPORTS / f"world{seed}")
+
+
+def copy_reports(src: Path, out: Path) -> Path | None:
+    """A built world's reports (no weights, no δ) from `src` into `out`, once every model of it is built."""
     if any(not (src / name / "eval.json").is_file() for name in ("vanilla", "retrain", *DEMO_MODELS)):
         return None  # a world rebuilt in part (one model, or its vanilla again) must not replace its shipped reports
     patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "noise/*/report.json", "noise/*/report.md",

@@ -227,3 +227,32 @@ def test_a_world_rebuilt_in_part_does_not_replace_its_shipped_reports(tmp_path, 
     (tmp_path / "reports" / "world1" / "gates.json").write_text(json.dumps({"gates": gates}))
     text = faithful.gates_over_worlds(tmp_path)
     assert "world 1: 0 of 1" in text and "| – |" in text
+
+
+def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(tmp_path):
+    """docs/scale.md's sizes (width x depth, 32-wide heads) are the ones `sua build-scale` pretrains, and a general
+    model over a tower of another size carries that tower: its LLaVA reads a 64-wide, 2-layer CLIP at -2."""
+    from sua_demo.faithful import FAITHFUL, build_general
+    from sua_demo.models.loading import load_adapter
+    from sua_demo.scale import SIZES, world_of
+
+    assert {k: (t.hidden, t.layers, t.heads) for k, t in SIZES.items()} == {
+        "S": (64, 2, 2),
+        "M": (128, 4, 4),
+        "L": (256, 8, 8),
+    }
+    assert SIZES["M"] == TowerConfig() and world_of("M", 0) == FAITHFUL and world_of("S", 1).name == "world1"
+    for tower in SIZES.values():  # nothing else of the pretraining moves with the size
+        assert dataclasses.replace(tower, hidden=0, layers=0, heads=0) == dataclasses.replace(
+            TowerConfig(), hidden=0, layers=0, heads=0
+        )
+    small = dataclasses.replace(TINY_TOWER, hidden=64, layers=2, heads=2)
+    general_cfg = dataclasses.replace(GeneralConfig(), steps=2, batch_size=4, checkpoint_every=2)
+    micro = BenchConfig(n_people=6, photos_per_person=3, train_photos=2, forget_fraction=0.34, seed=1)
+    micro = dataclasses.replace(micro, image_size=112, photos="varied")
+    adapter = load_adapter(build_general(tmp_path / "general", tmp_path / "runs", False, small, general_cfg, micro))
+    vision = adapter.model.config.vision_config
+    assert (vision.hidden_size, vision.num_hidden_layers, vision.num_attention_heads) == (64, 2, 2)
+    assert adapter.model.config.vision_feature_layer == -2
+    with pytest.raises(Exception, match="unknown tower size"):
+        world_of("XL", 0)

@@ -68,6 +68,13 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         print((FAITHFUL / "compare.md").read_text())
 
 
+def cmd_build_scale(args: argparse.Namespace) -> None:
+    from sua_demo.scale import attack_size, build_size
+
+    for seed in args.seeds:
+        print(attack_size(args.size, seed) if args.attack else build_size(args.size, seed))
+
+
 def cmd_train_ddpm(args: argparse.Namespace) -> None:
     from sua_demo.data import ImageBank
     from sua_demo.dataset import build_bench
@@ -138,6 +145,14 @@ def add_commands(sub: Any) -> None:
                       help="the unlearned models of the validation-photo stopping rules (faithful.VALIDATION_RULES), "
                       "into runs/faithful/validation/")  # fmt: skip
     p.set_defaults(func=cmd_build_faithful)
+
+    p = sub.add_parser("build-scale", help="docs/scale.md: a faithful world at another tower size, then its attack")
+    p.add_argument(
+        "--size", required=True, choices=["S", "M", "L"], help="the tower: S 64x2, M (shipped) 128x4, L 256x8"
+    )
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="bench seeds (worlds)")
+    p.add_argument("--attack", action="store_true", help="attack the built worlds (3 splits, every control)")
+    p.set_defaults(func=cmd_build_scale)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "ddpm"))

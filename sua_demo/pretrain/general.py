@@ -40,9 +40,9 @@ def vocabulary_corpus() -> list[str]:
     return [*bench_corpus(build_bench(faithful_bench(0))), DESCRIBE, " ".join(words).replace("_", " ")]
 
 
-def general_model(tower: torch.nn.Module) -> LlavaAdapter:
-    """A fresh faithful LLaVA carrying `tower`'s weights, the tower frozen."""
-    cfg = faithful_model()
+def general_model(tower: torch.nn.Module, tower_cfg: TowerConfig) -> LlavaAdapter:
+    """A fresh faithful LLaVA carrying `tower`'s weights (of `tower_cfg`'s size), the tower frozen."""
+    cfg = faithful_model(tower_cfg)
     tokenizer = build_tokenizer(vocabulary_corpus(), punctuation_runs=True)
     adapter = LlavaAdapter(build_model(cfg, tokenizer), build_processor(tokenizer, cfg),
                            source="tiny-llava faithful (general stage)")  # fmt: skip
@@ -78,7 +78,7 @@ def general_stage(
     """Train (or finish training) the projector and language model over the frozen tower."""
     log.info("general stage on %s", describe())
     population = build_population(tower_cfg)
-    adapter = general_model(tower)
+    adapter = general_model(tower, tower_cfg)
     model = adapter.model
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
