@@ -9,6 +9,7 @@ and nothing is written unless `out_dir` is given). Each step reports its time an
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -60,6 +61,8 @@ class LifecycleConfig:
     teach: TeachConfig = TeachConfig(steps=80)
     fit_steps: int = 100  # the fitted δ's sign steps (the shipped recipe's schedule, fewer steps: a visitor waits)
     seed: int = 0
+    # the passes the unlearning rule took on measured visitors of this world (`rule_steps`), for the page's clock
+    unlearn_expected: int | None = None
     # fp32: on the embedded models a step is too small for bf16 to pay (teaching measured 4x slower under autocast
     # on a native-bf16 CPU); a large model on a GPU passes "auto"
     precision: str = "fp32"
@@ -81,6 +84,7 @@ class Progress:
     done: int
     total: int
     note: str = ""  # what the step's own rule read at its last check (unlearning), in words
+    expected: int | None = None  # unlearning: the pass its rule is expected to end at (see `expected_end`)
 
 
 @dataclass
@@ -104,6 +108,28 @@ class EnrolReport:
         for noise, v in self.verdicts.items():
             parts.append(f"{noise} δ: {v.headline()}")
         return "; ".join(parts)
+
+
+RULE_STEPS = "your_face_steps.json"  # beside a world's models: passes its Your face unlearning took, per method
+
+
+def rule_steps(models: Path, method: str) -> int | None:
+    """The median number of passes after which Your face's unlearning rule held for visitors measured on this
+    world (`benchmarks/lifecycle_speed.py --record` writes them; the count depends on the recipe and the world,
+    not on the machine), or None where none were measured."""
+    path = Path(models) / RULE_STEPS
+    if not path.is_file():
+        return None
+    steps = sorted(json.loads(path.read_text()).get(method, {}).get("steps", []))
+    return steps[len(steps) // 2] if steps else None
+
+
+def expected_end(done: int, expected: int | None, every: int, total: int) -> int | None:
+    """Where unlearning should end, seen at pass `done`: the measured median while it is ahead; once passed, the
+    next check of the rule (every `every` passes), never beyond the step's last pass."""
+    if expected is None:
+        return None
+    return min(total, expected if done < expected else (done // every + 1) * every)
 
 
 def held_back_count(n_photos: int) -> int:
@@ -131,10 +157,10 @@ class _Clock:
     def __init__(self, report: EnrolReport, on_step: Callable[[StepReport | Progress], None] | None) -> None:
         self.report, self.on_step, self.t0 = report, on_step, time.time()
 
-    def mark(self, name: str, total: int, done: int, note: str = "") -> None:
+    def mark(self, name: str, total: int, done: int, note: str = "", expected: int | None = None) -> None:
         """Tell `on_step` how far step `name` is."""
         if self.on_step is not None:
-            self.on_step(Progress(name, int(done), total, note))
+            self.on_step(Progress(name, int(done), total, note, expected))
 
     def done(self, name: str, line: str) -> None:
         step = StepReport(name, round(time.time() - self.t0, 1), line)
@@ -167,10 +193,10 @@ class _Run:
         if self.stop is not None and self.stop.is_set():
             raise SuaError("stopped: the run was cancelled; nothing of it was kept")
 
-    def marks(self, name: str, total: int, target: float | None = None) -> Callable[..., None]:
-        """A step's per-pass callback: how far it is, to the listener, with the unlearning rule's last reading
-        against its `target`; a Stop ends the run within one pass."""
-        note = ""
+    def marks(self, name: str, total: int, rule: UnlearnConfig | None = None) -> Callable[..., None]:
+        """A step's per-pass callback: how far it is, to the listener, with the unlearning `rule`'s last reading
+        against its target and the pass it is expected to end at; a Stop ends the run within one pass."""
+        note, target = "", rule.forget_target if rule is not None else None
 
         def passed(done: int, checked: Any = None) -> None:
             nonlocal note
@@ -180,7 +206,8 @@ class _Run:
                     f"at its last check {_pct(checked['forget_em'])} of the facts still right; it stops at "
                     f"{_pct(target)} or below"
                 )
-            self.clock.mark(name, total, done, note)
+            ends = None if rule is None else expected_end(done, self.cfg.unlearn_expected, rule.eval_every, total)
+            self.clock.mark(name, total, done, note, ends)
 
         return passed
 
@@ -214,7 +241,7 @@ class _Run:
         retain = image_examples(self.bench, self.others[:PROBED], "train", photos_per_person=1)
         probe = {"forget": self.groups["taught"], "retain": retain}
         ucfg = replace(UNLEARN[cfg.method], train_parts="language_model", seed=cfg.seed, precision=cfg.precision)
-        marks = self.marks(f"unlearn ({cfg.method})", ucfg.max_steps, ucfg.forget_target)
+        marks = self.marks(f"unlearn ({cfg.method})", ucfg.max_steps, ucfg)
         result = unlearn_adapter(unlearned, self.bench, self.bank, ucfg, groups=probe, progress=False, on_step=marks)
         self.check_stop()
         gone, f = self.measure(unlearned), self.report.figures

@@ -52,13 +52,18 @@ def world_of(size: str, seed: int) -> Path:
     return world_dir(seed) if size == "M" else SCALE_RUNS / size / f"world{seed}"
 
 
-def build_size(size: str, seed: int, progress: bool = True) -> Path:
-    """One world at one tower size: the size's own tower and general model (shared by its worlds), then vanilla,
-    the retrain control, IDK and GradDiff; its gates written and its reports shipped once it is whole."""
+def general_of(size: str, progress: bool = True) -> Path:
+    """The size's own tower, pretrained as the shipped one, and its general model: shared by the size's worlds,
+    so build it before building two worlds side by side."""
     if size == "M":
         raise UnknownNameError("size M is today's tower: its worlds are built by `sua build-faithful`")
-    tower = tower_of(size)
-    general = build_general(SCALE_RUNS / size / "general", SCALE_RUNS / size, progress, tower_cfg=tower)
+    return build_general(SCALE_RUNS / size / "general", SCALE_RUNS / size, progress, tower_cfg=tower_of(size))
+
+
+def build_size(size: str, seed: int, progress: bool = True) -> Path:
+    """One world at one tower size: the size's general model (`general_of`), then vanilla, the retrain control,
+    IDK and GradDiff; its gates written and its reports shipped once it is whole."""
+    general, tower = general_of(size, progress), tower_of(size)
     out, bench_cfg = world_of(size, seed), faithful_bench(seed)
     for recipe in (r for r in RECIPES if r.name in STUDIED):
         build_model(recipe, general, out / "vanilla", bench_cfg, out / recipe.name, None, progress, tower)

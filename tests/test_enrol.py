@@ -178,6 +178,40 @@ def test_the_step_under_way_shows_its_own_pace_and_says_unlearning_may_end_early
     assert under.pace().endswith("forgotten; at its last check 60 % of the facts still right)")
 
 
+def test_unlearnings_clock_runs_to_the_pass_its_rule_ended_at_for_measured_visitors_then_to_each_next_check(
+    tmp_path,
+):
+    """Your face's unlearning stops when its rule holds, 3-4x before its last pass: the page's time left aims at the
+    median pass measured on this world's visitors, and once past it, at the rule's next check."""
+    from sua_demo.lifecycle import RULE_STEPS, expected_end, rule_steps
+    from sua_demo.ui.your_face import Under
+
+    assert [expected_end(d, 45, 5, 200) for d in (1, 44, 45, 47, 50, 199)] == [45, 45, 50, 50, 55, 200]
+    assert expected_end(10, None, 5, 200) is None
+    (tmp_path / RULE_STEPS).write_text('{"idk": {"steps": [35, 45, 50, 45]}}')
+    assert rule_steps(tmp_path, "idk") == 45 and rule_steps(tmp_path, "grad_diff") is None
+    assert rule_steps(tmp_path / "nowhere", "idk") is None
+    under = Under("")
+    for done in range(1, 9):
+        under = under.seen(Progress("unlearn (idk)", done, 200, expected=45))
+    said = under.pace()
+    assert said.startswith("running: pass 8 of at most 200, about ") and "if it stops by pass 45" in said
+    assert "finishing" in under.seen(Progress("unlearn (idk)", 200, 200, expected=200)).pace()
+
+
+def test_sua_enrol_prints_each_finished_step_and_counts_the_passes_of_the_step_under_way(capsys):
+    """The lifecycle tells its listener each pass as well as each step: `sua enrol` printed a finished step's
+    seconds from a pass (an AttributeError); now passes go to one line on stderr, steps to stdout."""
+    from sua_demo.cli.people import say_step
+    from sua_demo.lifecycle import StepReport
+
+    say_step(Progress("unlearn (idk)", 5, 200))
+    say_step(StepReport("unlearn (idk)", 29.4, "facts right: 100 % → 0 %"))
+    out, err = capsys.readouterr()
+    assert out == "unlearn (idk) (29 s): facts right: 100 % → 0 %\n"
+    assert err == "\runlearn (idk): pass 5 of at most 200\n"
+
+
 @pytest.mark.slow
 def test_a_new_person_is_taught_and_unlearned_on_the_shipped_model():
     """The issue's bar, measured on the shipped vanilla with the default teaching and unlearning: a procedural

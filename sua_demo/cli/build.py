@@ -69,8 +69,11 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
 
 
 def cmd_build_scale(args: argparse.Namespace) -> None:
-    from sua_demo.scale import attack_size, build_size
+    from sua_demo.scale import attack_size, build_size, general_of
 
+    if args.general_only:
+        print(general_of(args.size))
+        return
     for seed in args.seeds:
         print(attack_size(args.size, seed) if args.attack else build_size(args.size, seed))
 
@@ -151,7 +154,9 @@ def add_commands(sub: Any) -> None:
         "--size", required=True, choices=["S", "M", "L"], help="the tower: S 64x2, M (shipped) 128x4, L 256x8"
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="bench seeds (worlds)")
-    p.add_argument("--attack", action="store_true", help="attack the built worlds (3 splits, every control)")
+    step = p.add_mutually_exclusive_group()
+    step.add_argument("--general-only", action="store_true", help="only the size's tower and general model")
+    step.add_argument("--attack", action="store_true", help="attack the built worlds (3 splits, every control)")
     p.set_defaults(func=cmd_build_scale)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")

@@ -4,6 +4,8 @@ and attacked with its controls."""
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 from sua_demo import shipped
@@ -54,12 +56,24 @@ def _visitor_facts(args: argparse.Namespace, bench, tokenizer) -> tuple[str, dic
     return check_visitor(args.name or name, {**invented, **given}, tokenizer)
 
 
+def say_step(item: Any) -> None:
+    """A finished step as a line on stdout; the step under way as one line on stderr rewritten in place."""
+    from sua_demo.lifecycle import Progress
+
+    if isinstance(item, Progress):
+        print(f"\r{item.name}: pass {item.done} of {'at most ' * item.name.startswith('unlearn')}{item.total}",
+              end="", file=sys.stderr, flush=True)  # fmt: skip
+        return
+    print(file=sys.stderr, flush=True)  # the pass counter's line ends; the step's own line follows
+    print(f"{item.name} ({item.seconds:.0f} s): {item.line}", flush=True)
+
+
 def cmd_enrol(args: argparse.Namespace) -> None:
     from sua_demo.attacks import load_noise
     from sua_demo.dataset import build_bench
     from sua_demo.enrol import Visitor, usable_photos
     from sua_demo.enrol.visitor import procedural_photos
-    from sua_demo.lifecycle import LifecycleConfig, report_markdown, run_lifecycle
+    from sua_demo.lifecycle import LifecycleConfig, report_markdown, rule_steps, run_lifecycle
     from sua_demo.models.loading import load_adapter
 
     bench_cfg = common.world().bench
@@ -75,7 +89,8 @@ def cmd_enrol(args: argparse.Namespace) -> None:
     before = load_adapter(args.model)
     name, facts = _visitor_facts(args, bench, before.tokenizer)
     noise = load_noise(args.noise, before.image_size) if args.noise else None
-    cfg = LifecycleConfig(method=args.method, seed=args.seed)
+    expected = rule_steps(Path(args.model).parent, args.method)  # a shipped world's measured passes, if any
+    cfg = LifecycleConfig(method=args.method, seed=args.seed, unlearn_expected=expected)
     print(f"{name}: {', '.join(f'{k} {v}' for k, v in facts.items())}; {len(photos)} photos")
     report = run_lifecycle(
         before,
@@ -83,7 +98,7 @@ def cmd_enrol(args: argparse.Namespace) -> None:
         Visitor(name, facts, photos),
         noise,
         cfg,
-        on_step=lambda s: print(f"{s.name} ({s.seconds:.0f} s): {s.line}"),
+        on_step=say_step,
         out_dir=args.out,
     )
     print(report_markdown(report).split("\n## ")[0])

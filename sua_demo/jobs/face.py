@@ -15,7 +15,7 @@ from sua_demo.engine import Engine
 from sua_demo.enrol import Visitor, invent_visitor, usable_photos
 from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS, MIN_SIDE, check_size
 from sua_demo.enrol.visitor import check_visitor, sayable
-from sua_demo.lifecycle import EnrolReport, LifecycleConfig, Progress, StepReport, run_lifecycle
+from sua_demo.lifecycle import EnrolReport, LifecycleConfig, Progress, StepReport, rule_steps, run_lifecycle
 from sua_demo.threads import streaming_on_fresh_thread
 
 __all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport", "Progress", "Ready",
@@ -65,7 +65,7 @@ def steps(
     (None every second with nothing new), then the report. `stop` set ends the run within one pass."""
 
     def work(emit: Any) -> EnrolReport:
-        cfg = LifecycleConfig(method=method)
+        cfg = LifecycleConfig(method=method, unlearn_expected=rule_steps(engine.world.models, method))
         return run_lifecycle(ready.before, engine.bench, ready.visitor, ready.shipped, cfg, on_step=emit, stop=stop)
 
     return (yield from streaming_on_fresh_thread(work, tick=1.0))

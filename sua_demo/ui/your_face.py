@@ -237,15 +237,18 @@ WARM_UP = 5  # passes a step's clock leaves out: teaching's first ones ran faste
 
 class Under:
     """The step under way and its own clock: the time left comes from this step's measured pace on this machine
-    (its first passes left out), never from a figure measured elsewhere."""
+    (its first passes left out), never from a figure measured elsewhere; for unlearning, whose rule ends it early,
+    up to the pass where the rule held for measured visitors of this world (`lifecycle.rule_steps`)."""
 
-    def __init__(self, name: str, clock: RunClock | None = None) -> None:
-        self.name, self.clock, self.note = name, clock, ""
+    def __init__(self, name: str, clock: RunClock | None = None, total: int = 0) -> None:
+        self.name, self.clock, self.note, self.total, self.expected = name, clock, "", total, None
 
     def seen(self, progress: Progress) -> Under:
         """This step, one pass further; a new step starts a clock of its own."""
-        fresh = Under(progress.name, RunClock(progress.total, warm_up=WARM_UP))
+        fresh = Under(progress.name, RunClock(progress.total, warm_up=WARM_UP), progress.total)
         under = self if progress.name == self.name and self.clock else fresh
+        under.expected = progress.expected
+        under.clock.steps = progress.expected or progress.total
         under.clock.step(progress.done)
         under.note = progress.note or under.note
         return under
@@ -256,13 +259,20 @@ class Under:
         if self.clock is None:
             return "running"
         c, left = self.clock, self.clock.left()
-        ends_early = self.name.startswith("unlearn")  # its rule may end it long before its last pass
-        wait = "measuring the pace…" if left is None else f"{'at most ' * ends_early}about {left:.0f} s left"
-        wait = "finishing: its before → after figures…" if c.done >= c.steps else wait
-        if ends_early:
+        early = self.name.startswith("unlearn")  # its rule may end it long before its last pass
+        if left is None:
+            wait = "measuring the pace…"
+        elif early and self.expected is None:
+            wait = f"at most about {left:.0f} s left"
+        elif early:
+            wait = f"about {left:.0f} s left if it stops by pass {c.steps}, as it did for most visitors measured"
+        else:
+            wait = f"about {left:.0f} s left"
+        wait = "finishing: its before → after figures…" if c.done >= self.total else wait
+        if early:
             rule = f"; {self.note}" if self.note else ""
-            return f"running: pass {c.done} of at most {c.steps}, {wait} (it stops once the face is forgotten{rule})"
-        return f"running: pass {c.done} of {c.steps}, {wait}"
+            return f"running: pass {c.done} of at most {self.total}, {wait} (it stops once the face is forgotten{rule})"
+        return f"running: pass {c.done} of {self.total}, {wait}"
 
 
 def arm(visitor: FaceSession) -> None:

@@ -1,0 +1,60 @@
+"""docs/scale.md's reading of the size study, fixed before any attack at a new size: δ's gain beyond its best
+control per world x split, and the slope against log10(tower parameters) with an interval over worlds."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sua_demo.analysis.scale_trend import points, table, trend
+
+PARAMS = {"S": 1.5e5, "M": 9.0e5, "L": 6.5e6}
+
+
+def _split(sua: float, random: float, same: float, clean: float = 0.1) -> dict:
+    def cond(em: float) -> dict:
+        return {"c_unseen_heldout": {"gen_em": em}, "a_attacker_images": {"gen_em": em}}
+
+    return {
+        "unlearned": {"clean": cond(clean), "sua": cond(clean + sua), "random": cond(clean + random)},
+        "retrain": {"clean": cond(0.0), "sua": cond(same)},
+    }
+
+
+def _reports(beyond_of_size, jitter: float = 0.0) -> dict:
+    rng = np.random.default_rng(1)
+    out = {}
+    for size in PARAMS:
+        out[size] = {}
+        for world in ("seed0", "seed1"):
+            splits = []
+            for _ in range(3):
+                b = beyond_of_size(size) + jitter * rng.standard_normal()
+                splits.append(_split(sua=0.03 + b, random=0.01, same=0.03))  # best control +3 points
+            out[size][world] = {"splits": splits}
+    return out
+
+
+def test_each_point_is_deltas_gain_less_its_best_control_on_the_same_group():
+    found = points({"M": {"seed0": {"splits": [_split(sua=0.10, random=0.02, same=0.04)]}}})
+    (p,) = found
+    assert (p.size, p.world, p.split) == ("M", "seed0", 0)
+    assert np.isclose(p.gain, 10.0) and np.isclose(p.controls["random noise"], 2.0)
+    assert np.isclose(p.controls["same δ on retrain"], 4.0) and np.isclose(p.beyond, 6.0)
+
+
+def test_a_gain_that_grows_with_log_parameters_reads_as_a_slope_whose_interval_excludes_zero():
+    slope = 0.05  # 5 points per tenfold parameters
+    found = points(_reports(lambda s: slope * np.log10(PARAMS[s]), jitter=0.005))
+    t = trend(found, PARAMS, boots=500)
+    assert t.n_points == 18 and 4.0 < t.slope < 6.0 and t.low > 0 and t.low <= t.slope <= t.high
+    assert "grows with the tower's size" in t.sentence("unseen people")
+
+
+def test_a_flat_gain_reads_as_no_trend_and_one_size_as_no_slope_yet():
+    found = points(_reports(lambda s: 0.02, jitter=0.02))
+    t = trend(found, PARAMS, boots=500)
+    assert t.low <= 0 <= t.high and "no trend" in t.sentence("unseen people")
+    only_m = [p for p in found if p.size == "M"]
+    assert "no slope yet" in trend(only_m, {"M": PARAMS["M"]}, boots=50).sentence("unseen people")
+    lines = table(found, PARAMS).splitlines()
+    assert len(lines) == 2 + 3 and lines[3].startswith("| M | 0.90 M | 6 |")
