@@ -282,6 +282,12 @@ def attacked_worlds() -> dict[str, Path]:
     return out
 
 
+def validation_attacked() -> dict[str, Path]:
+    """Every world's attack reports of the models the validation-photo rules made (their shipped copies)."""
+    folders = {f"seed{s}": FAITHFUL / "validation" / f"world{s}" / "noise" for s in range(10)}
+    return {name: folder for name, folder in folders.items() if folder.is_dir()}
+
+
 def gates_over_worlds(out: Path = FAITHFUL) -> str:
     """gates_worlds.md: every gate, one column per faithful world built so far (the default world's own gates.json,
     the others' shipped copies), and how many hold in each."""

@@ -150,19 +150,30 @@ def world_reports(noise_dirs: dict[str, Path]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def compare_markdown(first: dict[str, Any], faithful: dict[str, Any]) -> str:
-    """The first world beside the faithful one, per demo model and group: the mean gain over worlds (and splits)
-    of δ and of each control, first | faithful, with how many worlds each mean is over."""
+def compare_markdown(
+    first: dict[str, Any],
+    faithful: dict[str, Any],
+    names: tuple[str, str] = ("first world", "faithful world"),
+    level: int = 1,
+) -> str:
+    """Two summaries side by side (the first world beside the faithful one, or one world's two recipes), per demo
+    model both have and group: the mean gain over worlds (and splits) of δ and of each control, with the worlds
+    each mean is over."""
     lines = [
-        "# The first world against the faithful world",
+        f"{'#' * level} The {names[0]} against the {names[1]}",
         "",
-        f"First world: {', '.join(first['worlds'])}. Faithful world: {', '.join(faithful['worlds'])}. Generation "
-        "exact match gains over clean, in points, mean over worlds of each world's mean over its splits: "
-        "**first | faithful**.",
+        f"{names[0].capitalize()}: {', '.join(first['worlds'])}. {names[1].capitalize()}: "
+        f"{', '.join(faithful['worlds'])}. Generation exact match gains over clean, in points, mean over worlds of "
+        f"each world's mean over its splits: **{names[0]} | {names[1]}**.",
     ]
     for model in sorted(set(first["models"]) & set(faithful["models"])):
         a, b = first["models"][model], faithful["models"][model]
-        lines += ["", f"## {model}", "", "| group | clean | " + " | ".join(c for c, _ in COMPARED) + " |"]
+        lines += [
+            "",
+            f"{'#' * (level + 1)} {model}",
+            "",
+            "| group | clean | " + " | ".join(c for c, _ in COMPARED) + " |",
+        ]
         lines.append("|---|---|" + "---|" * len(COMPARED))
         for g in GROUPS:
             clean = f"{a[f'{g}/clean']['mean']:.1f} \\| {b[f'{g}/clean']['mean']:.1f}"
@@ -171,10 +182,19 @@ def compare_markdown(first: dict[str, Any], faithful: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare_worlds(first_summary: Path, noise_dirs: dict[str, Path], out: Path) -> dict[str, Any]:
-    """compare.json / compare.md: the faithful worlds' summary (every finished world) beside the first world's."""
+def compare_worlds(
+    first_summary: Path, noise_dirs: dict[str, Path], out: Path, new_rule: dict[str, Path] | None = None
+) -> dict[str, Any]:
+    """compare.json / compare.md: the faithful worlds' summary (every finished world) beside the first world's;
+    with `new_rule` (each world's noise folder of the models a new stopping rule made), the shipped recipe's models
+    beside the new rule's, over the same worlds."""
     first = json.loads(first_summary.read_text())
     faithful = summarise_worlds(world_reports(noise_dirs))
-    write_json(out / "compare.json", {"first": first, "faithful": faithful})
-    atomic_write_text(out / "compare.md", compare_markdown(first, faithful))
+    found, text = {"first": first, "faithful": faithful}, compare_markdown(first, faithful)
+    if new_rule:
+        found["new_rule"] = summarise_worlds(world_reports(new_rule))
+        names = ("shipped stopping rule", "validation-photo rule")
+        text += "\n" + compare_markdown(faithful, found["new_rule"], names, level=2)
+    write_json(out / "compare.json", found)
+    atomic_write_text(out / "compare.md", text)
     return faithful

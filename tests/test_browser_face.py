@@ -34,6 +34,20 @@ def status(url: str) -> int:
         return err.code
 
 
+def _the_flow_holds_its_gates(steps: str) -> None:
+    """Issue 41's gates of Your face on the default world, read from the steps' before → after lines: the face is
+    taught (>= 90 % of its facts on the held-back photo), unlearned (fewer than taught), and the other people lose
+    at most 5 points after teaching and after unlearning."""
+    import re
+
+    taught = re.search(r"(\d+) % before teaching → (\d+) % taught .*other people (\d+) % → (\d+) %", steps)
+    gone = re.search(r"held-back photos: (\d+) % → (\d+) % \(refusals \d+ %\); other people \d+ % → (\d+) %", steps)
+    assert taught and gone, steps
+    _, after, others, others_taught = map(int, taught.groups())
+    assert after >= 90 and others_taught >= others - 5, steps
+    assert int(gone[2]) < after and int(gone[3]) >= others - 5, steps
+
+
 def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_it(browser, faithful_url, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
@@ -62,6 +76,7 @@ def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_
         for name in ("teach", "unlearn (idk)", "fit δ", "attack and controls"):
             assert name in steps, steps
         assert " s" in steps  # each step's time
+        _the_flow_holds_its_gates(steps)
         rows = page.locator("#face-story table.story tbody tr")
         assert rows.count() == 4 * 5 + 1 * 5  # shipped δ on every photo, the fitted δ on the held-back one
         page.locator("#face-verdict").scroll_into_view_if_needed()

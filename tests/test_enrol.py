@@ -212,26 +212,6 @@ def test_sua_enrol_prints_each_finished_step_and_counts_the_passes_of_the_step_u
     assert err == "\runlearn (idk): pass 5 of at most 200\n"
 
 
-@pytest.mark.slow
-def test_a_new_person_is_taught_and_unlearned_on_the_shipped_model():
-    """The issue's bar, measured on the shipped vanilla with the default teaching and unlearning: a procedural
-    person no world holds is learned (≥ 80 % on held-back photos), unlearned (≤ 20 %, refusal ≥ 80 %), and the
-    other people's accuracy stays within 5 points of before, after teaching and after unlearning."""
-    from sua_demo.config import CHECKPOINTS
-    from sua_demo.models.loading import load_adapter
-
-    bench = build_bench(FIRST)
-    before = load_adapter(CHECKPOINTS / "tiny-llava" / "vanilla")
-    name, facts = invent_visitor(bench, 1, before.tokenizer)
-    visitor = Visitor(name, facts, procedural_photos(1, FIRST, 6))
-    report = run_lifecycle(before, bench, visitor, None, LifecycleConfig(fit_steps=5))  # the attack is not asked here
-    f = report.figures
-    assert f["taught_held_back"] >= 0.8, f
-    assert f["unlearned_held_back"] <= 0.2 and f["refusal_held_back"] >= 0.8, f
-    assert f["others_taught"] >= f["others_before"] - 0.05 - 1e-9, f
-    assert f["others_unlearned"] >= f["others_before"] - 0.05 - 1e-9, f
-
-
 def test_the_page_keeps_photos_in_memory_deletes_the_uploads_and_refuses_a_second_run(tmp_path):
     from sua_demo.ui import your_face
 

@@ -42,6 +42,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         build_world,
         gates_over_worlds,
         ship_reports,
+        validation_attacked,
     )
     from sua_demo.worlds import compare_worlds
 
@@ -64,7 +65,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
     gates_over_worlds()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
-        compare_worlds(CHECKPOINTS / "noise" / "worlds.json", attacked_worlds(), FAITHFUL)
+        compare_worlds(CHECKPOINTS / "noise" / "worlds.json", attacked_worlds(), FAITHFUL, validation_attacked())
         print((FAITHFUL / "compare.md").read_text())
 
 
