@@ -8,10 +8,14 @@ to checkpoints/faithful/scale/<size>/world<seed>/ as soon as the world is whole.
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import replace
+from dataclasses import asdict, replace
+from functools import cache
 from pathlib import Path
+from typing import Any
 
+from sua_demo.analysis.scale_trend import GROUPS, points, table, trend
 from sua_demo.build import DEMO_MODELS, RECIPES
 from sua_demo.config import TowerConfig, faithful_bench
 from sua_demo.errors import UnknownNameError
@@ -22,9 +26,12 @@ from sua_demo.faithful import (
     build_general,
     build_model,
     copy_reports,
+    shipped_attack_reports,
     world_dir,
     write_gates,
 )
+from sua_demo.io import atomic_write_text, write_json
+from sua_demo.pretrain.tower import build_clip
 
 log = logging.getLogger(__name__)
 
@@ -77,4 +84,50 @@ def attack_size(size: str, seed: int) -> Path:
     noise = attack_world(seed, folder=world_of(size, seed))
     if size != "M":
         copy_reports(world_of(size, seed), SCALE_REPORTS / size / f"world{seed}")
+    write_trend()
     return noise
+
+
+@cache
+def tower_parameters(size: str) -> int:
+    """The vision tower's parameters at this size, as pretraining builds it (the caption tower is thrown away)."""
+    return sum(p.numel() for p in build_clip(tower_of(size)).vision_model.parameters())
+
+
+def attack_reports(model: str, seeds: tuple[int, ...] = (0, 1)) -> dict[str, dict[str, Any]]:
+    """reports[size][world] of one attacked model: size M's from the shipped faithful worlds, the others' from
+    their shipped copies under SCALE_REPORTS; a world not attacked yet is left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for size in SIZES:
+        found = {}
+        for seed in seeds:
+            folder = shipped_attack_reports(seed) if size == "M" else SCALE_REPORTS / size / f"world{seed}" / "noise"
+            path = folder / model / "report.json" if folder is not None else None
+            if path is not None and path.is_file():
+                found[f"world {seed}"] = json.loads(path.read_text())
+        if found:
+            out[size] = found
+    return out
+
+
+def write_trend(out: Path = SCALE_REPORTS) -> dict[str, Any]:
+    """trend.json and trend.md: per attacked model and group, the table per size and the slope with its interval
+    (docs/scale.md, "How the trend is read"), over every size attacked so far."""
+    params = {size: float(tower_parameters(size)) for size in SIZES}
+    found: dict[str, Any] = {"parameters": params, "models": {}}
+    lines = ["# Does SUA's reach grow with the vision tower?", "", "docs/scale.md's reading, over every size "
+             "attacked so far. Generation exact match, points: the gain of δ over the clean photo, each control's "
+             "gain, and δ's gain beyond the best control, mean ± sd over world × split points."]  # fmt: skip
+    for model in DEMO_MODELS:
+        reports = attack_reports(model)
+        found["models"][model] = {}
+        for label, group in GROUPS.items():
+            pts = points(reports, group)
+            t = trend(pts, params) if pts else None
+            found["models"][model][group] = {"points": [asdict(p) for p in pts], "trend": t and asdict(t)}
+            lines += ["", f"## {model}: {label}", "", table(pts, params).rstrip()]
+            if t is not None:
+                lines += ["", t.sentence(f"{model}, {label}")]
+    write_json(out / "trend.json", found)
+    atomic_write_text(out / "trend.md", "\n".join(lines) + "\n")
+    return found

@@ -58,3 +58,15 @@ def test_a_flat_gain_reads_as_no_trend_and_one_size_as_no_slope_yet():
     assert "no slope yet" in trend(only_m, {"M": PARAMS["M"]}, boots=50).sentence("unseen people")
     lines = table(found, PARAMS).splitlines()
     assert len(lines) == 2 + 3 and lines[3].startswith("| M | 0.90 M | 6 |")
+
+
+def test_the_shipped_trend_is_what_the_shipped_attack_reports_say(tmp_path):
+    """checkpoints/faithful/scale/trend.md is rebuilt from the reports it reads (size M: the shipped faithful
+    worlds 0 and 1), so it cannot drift from them; every size's tower is counted as pretraining builds it."""
+    from sua_demo.scale import SCALE_REPORTS, SIZES, tower_parameters, write_trend
+
+    found = write_trend(tmp_path)
+    assert (tmp_path / "trend.md").read_text() == (SCALE_REPORTS / "trend.md").read_text()
+    assert [tower_parameters(s) for s in SIZES] == sorted(tower_parameters(s) for s in SIZES)
+    m_points = [p for p in found["models"]["idk"]["c_unseen_heldout"]["points"] if p["size"] == "M"]
+    assert len(m_points) == 6 and {p["world"] for p in m_points} == {"world 0", "world 1"}
