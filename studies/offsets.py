@@ -32,6 +32,11 @@ in checkpoints/faithful), whose tower and projector are pretrained and frozen:
   HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --world faithful --lr 0.2 \\
       --out checkpoints/studies/offsets/offsets_faithful.json
 
+`--size S` (or L) reads a faithful world at another tower size (docs/scale.md, `sua build-scale`):
+
+  HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --world faithful --size S --lr 0.2 --models idk retrain \\
+      --out checkpoints/faithful/scale/S/offsets.json
+
 A run writes its file after each model and, run again with the same settings, skips the models already in it.
 """
 
@@ -59,10 +64,10 @@ from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.evaluate import score
 from sua_demo.eval.recovery import answers_with, attack_split, attacker_examples, protocol_groups
-from sua_demo.faithful import world_dir
 from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.scale import SIZES, world_of
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 WORLDS = Path(__file__).resolve().parent.parent / "runs" / "worlds"  # where `make worlds` builds the other worlds
@@ -214,10 +219,12 @@ def table(results: dict[str, Any], sites: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def world_paths(world: str, bench_seed: int) -> tuple[BenchConfig, Path, Path]:
-    """The bench, the models' folder and the noises' folder of the world asked for."""
+def world_paths(world: str, bench_seed: int, size: str = "M") -> tuple[BenchConfig, Path, Path]:
+    """The bench, the models' folder and the noises' folder of the world asked for (a faithful world at another
+    tower size: docs/scale.md)."""
     if world == "faithful":
-        return faithful_bench(bench_seed), world_dir(bench_seed), world_dir(bench_seed) / "noise"
+        folder = world_of(size, bench_seed)
+        return faithful_bench(bench_seed), folder, folder / "noise"
     folder = ROOT if bench_seed == BenchConfig.seed else WORLDS / f"seed{bench_seed}"
     return BenchConfig(seed=bench_seed), folder / "tiny-llava", folder / "noise"
 
@@ -237,12 +244,13 @@ def main() -> None:
     ap.add_argument("--sites", nargs="+", default=["input", "output"], choices=list(SITES))
     ap.add_argument("--world", choices=["first", "faithful"], default="first", help="which construction")
     ap.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world of that construction")
+    ap.add_argument("--size", choices=list(SIZES), default="M", help="the faithful world's tower size (docs/scale.md)")
     ap.add_argument("--steps", type=int, default=300, help="Adam steps fitting each offset")
     ap.add_argument("--lr", type=float, default=0.05, help="Adam's learning rate on the offset")
     ap.add_argument("--out", help="write the figures here as JSON (and the table beside it as .md)")
     args = ap.parse_args()
     torch.manual_seed(0)
-    bench_cfg, models, noise_dir = world_paths(args.world, args.bench_seed)
+    bench_cfg, models, noise_dir = world_paths(args.world, args.bench_seed, args.size)
     bench = build_bench(bench_cfg)
     settings = {"steps": args.steps, "lr": args.lr, "sites": args.sites, "split_seeds": args.splits}
     results: dict[str, Any] = done_before(args.out, settings)

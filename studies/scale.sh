@@ -1,7 +1,8 @@
 #!/bin/bash
 # docs/scale.md's study at one tower size, in its compute order: the size's tower and general model, then its
-# worlds side by side (one core each), then the shipped attack on each, blind. Resumable: run it again and every
-# step goes on from its last checkpoint; finished reports land in checkpoints/faithful/scale/SIZE/.
+# worlds side by side (one core each), then the shipped attack on each, blind, then the offsets ceiling on world
+# 0's IDK and the trend over every size attacked so far. Resumable: run it again and every step goes on from its
+# last checkpoint; finished reports land in checkpoints/faithful/scale/SIZE/.
 #   studies/scale.sh S          # worlds 0 and 1
 #   studies/scale.sh L 0 1
 set -e
@@ -19,4 +20,7 @@ side_by_side() {  # one run per world, each on a core; fails if any of them fail
 }
 side_by_side
 side_by_side --attack
+OMP_NUM_THREADS=2 .venv/bin/python studies/offsets.py --world faithful --size "$SIZE" --lr 0.2 --models idk retrain \
+  --out "checkpoints/faithful/scale/$SIZE/offsets.json"
+$SUA build-scale --size "$SIZE" --trend
 echo "size $SIZE: built and attacked"

@@ -15,9 +15,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sua_demo.analysis.scale_trend import GROUPS, points, table, trend
 from sua_demo.build import DEMO_MODELS, RECIPES
-from sua_demo.config import TowerConfig, faithful_bench
+from sua_demo.config import CHECKPOINTS, TowerConfig, faithful_bench
 from sua_demo.errors import UnknownNameError
 from sua_demo.faithful import (
     FAITHFUL,
@@ -88,6 +90,25 @@ def attack_size(size: str, seed: int) -> Path:
     return noise
 
 
+# the offsets ceiling (studies/offsets.py on world 0's IDK, --lr 0.2): size M's shipped run, the others' own
+OFFSETS = {"M": CHECKPOINTS / "studies" / "offsets" / "offsets_faithful.json"}
+CEILINGS = {"pixels": "offset_input", "image tokens": "offset_output"}  # any pixel pattern; any image tokens
+
+
+def ceilings(model: str = "idk") -> dict[str, dict[str, list[float]]]:
+    """ceilings[size][site]: per split, the offset's gain over the clean photo on unseen people's held-out photos
+    (group c), in points, for every size whose offsets study has run."""
+    out = {}
+    for size in SIZES:
+        path = OFFSETS.get(size, SCALE_REPORTS / size / "offsets.json")
+        run = json.loads(path.read_text()).get(model) if path.is_file() else None
+        if run:
+            splits = run["splits"].values()
+            out[size] = {site: [r[key]["c"]["gen_em"] - r["clean"]["c"]["gen_em"] for r in splits]
+                         for site, key in CEILINGS.items()}  # fmt: skip
+    return out
+
+
 @cache
 def tower_parameters(size: str) -> int:
     """The vision tower's parameters at this size, as pretraining builds it (the caption tower is thrown away)."""
@@ -128,6 +149,13 @@ def write_trend(out: Path = SCALE_REPORTS) -> dict[str, Any]:
             lines += ["", f"## {model}: {label}", "", table(pts, params).rstrip()]
             if t is not None:
                 lines += ["", t.sentence(f"{model}, {label}")]
+    found["ceilings"] = ceilings()
+    lines += ["", "## The ceilings on IDK: unseen people, held-out photos", "",
+              "An offset with no budget, fitted like δ, at the tower's input (any pixel pattern) and at its output "
+              "(any image tokens), world 0, per split (studies/offsets.py):", "",
+              "| tower | " + " | ".join(CEILINGS) + " |", "|---|" + "---|" * len(CEILINGS)]  # fmt: skip
+    for size, sites in found["ceilings"].items():
+        lines.append(f"| {size} | " + " | ".join(f"{np.mean(v):+.1f} ± {np.std(v):.1f}" for v in sites.values()) + " |")
     write_json(out / "trend.json", found)
     atomic_write_text(out / "trend.md", "\n".join(lines) + "\n")
     return found

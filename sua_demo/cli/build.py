@@ -70,10 +70,14 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
 
 
 def cmd_build_scale(args: argparse.Namespace) -> None:
-    from sua_demo.scale import attack_size, build_size, general_of
+    from sua_demo.scale import SCALE_REPORTS, attack_size, build_size, general_of, write_trend
 
     if args.general_only:
         print(general_of(args.size))
+        return
+    if args.trend:
+        write_trend()
+        print((SCALE_REPORTS / "trend.md").read_text())
         return
     for seed in args.seeds:
         print(attack_size(args.size, seed) if args.attack else build_size(args.size, seed))
@@ -158,6 +162,7 @@ def add_commands(sub: Any) -> None:
     step = p.add_mutually_exclusive_group()
     step.add_argument("--general-only", action="store_true", help="only the size's tower and general model")
     step.add_argument("--attack", action="store_true", help="attack the built worlds (3 splits, every control)")
+    step.add_argument("--trend", action="store_true", help="only rewrite the trend over every size attacked so far")
     p.set_defaults(func=cmd_build_scale)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
