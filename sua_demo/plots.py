@@ -88,3 +88,46 @@ def budget_figure(curves: dict[str, Any]) -> go.Figure:
     fig.update_yaxes(title_text="exact match, δ − clean (points)", zeroline=True, row=1, col=1)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.25})
     return fig
+
+
+def scale_figure(trend: dict[str, Any]) -> go.Figure:
+    """docs/scale.md's picture from scale.write_trend's trend.json: against the vision tower's parameters (log),
+    δ's gain on unseen people's held-out photos and on the attacker's photos, the best control's on the same
+    questions, and the pixel and image-token ceilings; mean ± sd over world × split points (splits for ceilings)."""
+    import numpy as np
+
+    params, fig = trend["parameters"], go.Figure()
+
+    def line(name: str, by_size: dict[str, list[float]], colour: str, dash: str = "solid") -> None:
+        sizes = [s for s in params if by_size.get(s)]
+        fig.add_trace(go.Scatter(
+            x=[params[s] for s in sizes], y=[float(np.mean(by_size[s])) for s in sizes], name=name,
+            error_y={"type": "data", "array": [float(np.std(by_size[s])) for s in sizes]},
+            text=sizes, mode="lines+markers", line={"color": colour, "dash": dash},
+            hovertemplate="tower %{text}: %{y:+.1f} points<extra>" + name + "</extra>",
+        ))  # fmt: skip
+
+    def per_size(model: str, group: str, value: Any) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for p in trend["models"].get(model, {}).get(group, {}).get("points", []):
+            out.setdefault(p["size"], []).append(value(p))
+        return out
+
+    line("IDK, δ: unseen people, held-out photos", per_size("idk", "c_unseen_heldout", lambda p: p["gain"]), "#d7191c")
+    line("IDK, δ: the attacker's photos", per_size("idk", "a_attacker_images", lambda p: p["gain"]), "#fdae61")
+    best = per_size("idk", "c_unseen_heldout", lambda p: max(p["controls"].values()))
+    line("IDK, best control: unseen people, held-out", best, "#999999")
+    line("GradDiff, δ: unseen people, held-out photos", per_size("grad_diff", "c_unseen_heldout", lambda p: p["gain"]),
+         "#2b83ba")  # fmt: skip
+    for site, colour in (("pixels", "#1a9641"), ("image tokens", "#7b3294")):
+        line(f"IDK ceiling, any {site}: unseen held-out", {s: c[site] for s, c in trend["ceilings"].items()}, colour,
+             "dot")  # fmt: skip
+    fig.update_layout(
+        height=440,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        title="Does δ reach people it never saw more often with a larger vision tower?",
+        xaxis={"title": "vision tower parameters", "type": "log"},
+        yaxis={"title": "gain over the clean photo (points)"},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return fig

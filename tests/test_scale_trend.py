@@ -70,3 +70,22 @@ def test_the_shipped_trend_is_what_the_shipped_attack_reports_say(tmp_path):
     assert [tower_parameters(s) for s in SIZES] == sorted(tower_parameters(s) for s in SIZES)
     m_points = [p for p in found["models"]["idk"]["c_unseen_heldout"]["points"] if p["size"] == "M"]
     assert len(m_points) == 6 and {p["world"] for p in m_points} == {"world 0", "world 1"}
+
+
+def test_about_draws_the_trend_against_tower_parameters_and_says_what_is_measured_so_far():
+    import json
+
+    from sua_demo.plots import scale_figure
+    from sua_demo.scale import SCALE_REPORTS, tower_parameters
+    from sua_demo.ui.about import scale_words
+
+    found = json.loads((SCALE_REPORTS / "trend.json").read_text())
+    fig = scale_figure(found)
+    unseen = next(t for t in fig.data if t.name == "IDK, δ: unseen people, held-out photos")
+    sizes = sorted({p["size"] for p in found["models"]["idk"]["c_unseen_heldout"]["points"]})
+    assert list(unseen.x) == [tower_parameters(s) for s in sizes] and fig.layout.xaxis.type == "log"
+    gains = [p["gain"] for p in found["models"]["idk"]["c_unseen_heldout"]["points"] if p["size"] == "M"]
+    assert np.isclose(unseen.y[sizes.index("M")], np.mean(gains))
+    assert any(t.name.startswith("IDK ceiling, any image tokens") for t in fig.data)
+    said = scale_words(found)
+    assert f"Tower sizes attacked so far: {', '.join(sizes)}." in said

@@ -154,3 +154,18 @@ def about_markdown(noise_root: Path, world: str = "first", audit_root: Path | No
     audit_json = (audit_root or noise_root.parent / "audit") / shipped.DEFAULT / "audit.json"
     parts = [INTRO, shipped_figures(noise_root, world), ceiling_figures(studies), measured(audit_json), ETHICS]
     return "\n".join(parts)
+
+
+def scale_words(trend: dict[str, Any]) -> str:
+    """What the size study has measured so far, in words, above its picture."""
+    from sua_demo.analysis.scale_trend import Trend
+
+    sizes = sorted({p["size"] for p in trend["models"]["idk"]["c_unseen_heldout"]["points"]})
+    said = trend["models"]["idk"]["c_unseen_heldout"]["trend"]
+    sentence = Trend(**said).sentence("For IDK, δ's reach to unseen people") if said else "Nothing attacked yet."
+    return (
+        "### Does δ reach more unseen people with a larger vision tower?\n\n"
+        "The same world built with vision towers of other sizes (64 wide and 2 layers, today's 128 and 4, 256 and "
+        "8), each attacked the same way with every control. Tower sizes attacked so far: "
+        f"{', '.join(sizes)}. {sentence}"
+    )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
 from sua_demo.ui import text
-from sua_demo.ui.about import about_markdown
+from sua_demo.ui.about import about_markdown, scale_words
 
 
 def build() -> None:
@@ -16,3 +18,10 @@ def build() -> None:
     gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
     about = about_markdown(world.noise, world.name, world.audit)
     gr.Markdown(about, elem_id="about", elem_classes="wide-tables")
+    trend = world.models / "scale" / "trend.json"  # the size study (docs/scale.md), built on the faithful world
+    if trend.is_file():
+        from sua_demo.plots import scale_figure
+
+        found = json.loads(trend.read_text())
+        gr.Markdown(scale_words(found), elem_id="about-scale")
+        gr.Plot(scale_figure(found), elem_id="about-scale-plot")
