@@ -89,9 +89,9 @@ def main() -> None:
     shipped = load_noise(world.noise / "idk" / "delta_split0.safetensors", before.image_size)
     print(f"lifecycle speed on {describe()}, {world.name} world, {args.threads} threads, default settings, 4 photos")
     totals, passes = [], []
-    expected = None if args.record else rule_steps(world.models, args.method)
-    cfg = LifecycleConfig(method=args.method, unlearn_expected=expected)
-    print(f"unlearning ({args.method}) expected to end at pass {expected} (lifecycle.rule_steps)")
+    stops = () if args.record else rule_steps(world.models, args.method)
+    cfg = LifecycleConfig(method=args.method, unlearn_stops=stops)
+    print(f"unlearning ({args.method}): the rule held at passes {list(stops)} for measured visitors (rule_steps)")
     for seed in range(args.first_visitor, args.first_visitor + args.people):
         name, facts = invent_visitor(bench, seed, before.tokenizer)
         visitor = Visitor(name, facts, procedural_photos(seed, world.bench, 4))

@@ -62,7 +62,7 @@ class LifecycleConfig:
     fit_steps: int = 100  # the fitted δ's sign steps (the shipped recipe's schedule, fewer steps: a visitor waits)
     seed: int = 0
     # the passes the unlearning rule took on measured visitors of this world (`rule_steps`), for the page's clock
-    unlearn_expected: int | None = None
+    unlearn_stops: tuple[int, ...] = ()
     # fp32: on the embedded models a step is too small for bf16 to pay (teaching measured 4x slower under autocast
     # on a native-bf16 CPU); a large model on a GPU passes "auto"
     precision: str = "fp32"
@@ -113,23 +113,24 @@ class EnrolReport:
 RULE_STEPS = "your_face_steps.json"  # beside a world's models: passes its Your face unlearning took, per method
 
 
-def rule_steps(models: Path, method: str) -> int | None:
-    """The median number of passes after which Your face's unlearning rule held for visitors measured on this
-    world (`benchmarks/lifecycle_speed.py --record` writes them; the count depends on the recipe and the world,
-    not on the machine), or None where none were measured."""
+def rule_steps(models: Path, method: str) -> tuple[int, ...]:
+    """The passes after which Your face's unlearning rule held for the visitors measured on this world
+    (`benchmarks/lifecycle_speed.py --record` writes them; the count depends on the recipe and the world, not on
+    the machine), sorted; empty where none were measured."""
     path = Path(models) / RULE_STEPS
     if not path.is_file():
-        return None
-    steps = sorted(json.loads(path.read_text()).get(method, {}).get("steps", []))
-    return steps[len(steps) // 2] if steps else None
+        return ()
+    return tuple(sorted(int(s) for s in json.loads(path.read_text()).get(method, {}).get("steps", [])))
 
 
-def expected_end(done: int, expected: int | None, every: int, total: int) -> int | None:
-    """Where unlearning should end, seen at pass `done`: the measured median while it is ahead; once passed, the
-    next check of the rule (every `every` passes), never beyond the step's last pass."""
-    if expected is None:
+def expected_end(done: int, stops: tuple[int, ...], every: int, total: int) -> int | None:
+    """Where unlearning should end, seen at pass `done`: among the measured runs still going at this pass, the
+    (lower) median pass they ended at (a run that has outlasted the quick ones is more like the slow ones); once it has
+    outlasted them all, the rule's next check (every `every` passes); never beyond the step's last pass."""
+    if not stops:
         return None
-    return min(total, expected if done < expected else (done // every + 1) * every)
+    going = [s for s in stops if s > done]
+    return min(total, going[(len(going) - 1) // 2] if going else (done // every + 1) * every)
 
 
 def held_back_count(n_photos: int) -> int:
@@ -206,7 +207,7 @@ class _Run:
                     f"at its last check {_pct(checked['forget_em'])} of the facts still right; it stops at "
                     f"{_pct(target)} or below"
                 )
-            ends = None if rule is None else expected_end(done, self.cfg.unlearn_expected, rule.eval_every, total)
+            ends = None if rule is None else expected_end(done, self.cfg.unlearn_stops, rule.eval_every, total)
             self.clock.mark(name, total, done, note, ends)
 
         return passed

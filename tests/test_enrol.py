@@ -186,11 +186,13 @@ def test_unlearnings_clock_runs_to_the_pass_its_rule_ended_at_for_measured_visit
     from sua_demo.lifecycle import RULE_STEPS, expected_end, rule_steps
     from sua_demo.ui.your_face import Under
 
-    assert [expected_end(d, 45, 5, 200) for d in (1, 44, 45, 47, 50, 199)] == [45, 45, 50, 50, 55, 200]
-    assert expected_end(10, None, 5, 200) is None
-    (tmp_path / RULE_STEPS).write_text('{"idk": {"steps": [35, 45, 50, 45]}}')
-    assert rule_steps(tmp_path, "idk") == 45 and rule_steps(tmp_path, "grad_diff") is None
-    assert rule_steps(tmp_path / "nowhere", "idk") is None
+    stops = (25, 25, 125, 130)  # a rule that ends quickly for some visitors, late for others
+    ends = [expected_end(d, stops, 5, 200) for d in (1, 24, 25, 60, 127, 130, 199)]
+    assert ends == [25, 25, 125, 125, 130, 135, 200]  # the runs still going say; past them all, the next check
+    assert expected_end(10, (), 5, 200) is None
+    (tmp_path / RULE_STEPS).write_text('{"idk": {"steps": [45, 35, 50, 45]}}')
+    assert rule_steps(tmp_path, "idk") == (35, 45, 45, 50) and rule_steps(tmp_path, "grad_diff") == ()
+    assert rule_steps(tmp_path / "nowhere", "idk") == ()
     under = Under("")
     for done in range(1, 9):
         under = under.seen(Progress("unlearn (idk)", done, 200, expected=45))
@@ -254,3 +256,15 @@ def test_idle_sessions_are_dropped():
     sessions.get("a").photos.append(object())
     sessions.get("b")  # any later use sweeps the idle ones
     assert sessions.holding() == 0
+
+
+@pytest.mark.parametrize("world", ["faithful", "first"])
+def test_each_shipped_world_records_where_your_faces_unlearning_rule_held_for_both_ways(world):
+    """The page's clock for unlearning reads these (benchmarks/lifecycle_speed.py --record): at least three measured
+    visitors per way of forgetting, each count a check of the rule within the step's passes."""
+    from sua_demo.config import shipped_world
+    from sua_demo.lifecycle import UNLEARN, rule_steps
+
+    for method, cfg in UNLEARN.items():
+        stops = rule_steps(shipped_world(world).models, method)
+        assert len(stops) >= 3 and all(0 < s <= cfg.max_steps and s % cfg.eval_every == 0 for s in stops), stops

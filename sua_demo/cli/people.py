@@ -89,8 +89,8 @@ def cmd_enrol(args: argparse.Namespace) -> None:
     before = load_adapter(args.model)
     name, facts = _visitor_facts(args, bench, before.tokenizer)
     noise = load_noise(args.noise, before.image_size) if args.noise else None
-    expected = rule_steps(Path(args.model).parent, args.method)  # a shipped world's measured passes, if any
-    cfg = LifecycleConfig(method=args.method, seed=args.seed, unlearn_expected=expected)
+    stops = rule_steps(Path(args.model).parent, args.method)  # a shipped world's measured passes, if any
+    cfg = LifecycleConfig(method=args.method, seed=args.seed, unlearn_stops=stops)
     print(f"{name}: {', '.join(f'{k} {v}' for k, v in facts.items())}; {len(photos)} photos")
     report = run_lifecycle(
         before,

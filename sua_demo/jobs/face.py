@@ -65,7 +65,7 @@ def steps(
     (None every second with nothing new), then the report. `stop` set ends the run within one pass."""
 
     def work(emit: Any) -> EnrolReport:
-        cfg = LifecycleConfig(method=method, unlearn_expected=rule_steps(engine.world.models, method))
+        cfg = LifecycleConfig(method=method, unlearn_stops=rule_steps(engine.world.models, method))
         return run_lifecycle(ready.before, engine.bench, ready.visitor, ready.shipped, cfg, on_step=emit, stop=stop)
 
     return (yield from streaming_on_fresh_thread(work, tick=1.0))
