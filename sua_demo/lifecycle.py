@@ -85,6 +85,7 @@ class Progress:
     total: int
     note: str = ""  # what the step's own rule read at its last check (unlearning), in words
     expected: int | None = None  # unlearning: the pass its rule is expected to end at (see `expected_end`)
+    expected_why: str = ""  # and why, in words (`expected_why`)
 
 
 @dataclass
@@ -133,6 +134,21 @@ def expected_end(done: int, stops: tuple[int, ...], every: int, total: int) -> i
     return min(total, going[(len(going) - 1) // 2] if going else (done // every + 1) * every)
 
 
+def expected_why(done: int, stops: tuple[int, ...]) -> str:
+    """Why `expected_end` says what it says, in words: how many of the measured runs still going at this pass
+    ended by then, and how far the others went (GradDiff's rule ends some runs early and holds others back on
+    one stubborn fact for a hundred passes: no single figure fits both)."""
+    going = [s for s in stops if s > done]
+    if not going:
+        return f"its next check: it has run longer than all {len(stops)} visitors measured on this world"
+    end = going[(len(going) - 1) // 2]
+    k, later = sum(s <= end for s in going), [s for s in going if s > end]
+    who = "visitors measured on this world" if len(going) == len(stops) else "measured visitors still going here"
+    said = f"as {k} of the {len(going)} {who} did" if later else f"as all {k} {who} did"
+    said = "as the one measured visitor still going here did" if k == 1 and not later else said
+    return said + (f"; the rest ran to pass {max(later)}" if later else "")
+
+
 def held_back_count(n_photos: int) -> int:
     """Photos kept out of teaching: a third, at least one (4-5 photos: 1; 6-8: 2)."""
     return max(1, n_photos // 3)
@@ -158,10 +174,12 @@ class _Clock:
     def __init__(self, report: EnrolReport, on_step: Callable[[StepReport | Progress], None] | None) -> None:
         self.report, self.on_step, self.t0 = report, on_step, time.time()
 
-    def mark(self, name: str, total: int, done: int, note: str = "", expected: int | None = None) -> None:
+    def mark(
+        self, name: str, total: int, done: int, note: str = "", expected: int | None = None, why: str = ""
+    ) -> None:
         """Tell `on_step` how far step `name` is."""
         if self.on_step is not None:
-            self.on_step(Progress(name, int(done), total, note, expected))
+            self.on_step(Progress(name, int(done), total, note, expected, why))
 
     def done(self, name: str, line: str) -> None:
         step = StepReport(name, round(time.time() - self.t0, 1), line)
@@ -207,8 +225,9 @@ class _Run:
                     f"at its last check {_pct(checked['forget_em'])} of the facts still right; it stops at "
                     f"{_pct(target)} or below"
                 )
-            ends = None if rule is None else expected_end(done, self.cfg.unlearn_stops, rule.eval_every, total)
-            self.clock.mark(name, total, done, note, ends)
+            stops = self.cfg.unlearn_stops if rule is not None else ()
+            ends = expected_end(done, stops, rule.eval_every, total) if rule is not None else None
+            self.clock.mark(name, total, done, note, ends, expected_why(done, stops) if stops else "")
 
         return passed
 

@@ -8,6 +8,21 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # fast ones); the default world, the faithful one, is served with no SUA_WORLD at all by `default_url` (`python
 # app.py`, as a user starts it) and checked by name in test_faithful_checkpoints and test_default_world.
 os.environ["SUA_WORLD"] = "first"
+if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs two workers on the two cores: one thread each, and
+    os.environ["OMP_NUM_THREADS"] = "1"  # the apps and CLIs they start inherit it (no oversubscribed spinning)
+
+SERVED = {"app_url": "first-app", "faithful_url": "faithful-app"}  # a served app's tests share one xdist worker
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under xdist (`make test`), every test of one served app goes to one worker, so each app starts once; the
+    parametrised `world` fixture of test_browser_honest picks its app by name."""
+    for item in items:
+        world = getattr(item, "callspec", None) and item.callspec.params.get("world")
+        wanted = [f for f in SERVED if f in item.fixturenames]
+        wanted += ["app_url" if world == "first" else "faithful_url"] if world in ("first", "faithful") else []
+        if wanted:
+            item.add_marker(pytest.mark.xdist_group(SERVED[wanted[0]]))
 
 
 @pytest.fixture(scope="session")

@@ -183,21 +183,24 @@ def test_unlearnings_clock_runs_to_the_pass_its_rule_ended_at_for_measured_visit
 ):
     """Your face's unlearning stops when its rule holds, 3-4x before its last pass: the page's time left aims at the
     median pass measured on this world's visitors, and once past it, at the rule's next check."""
-    from sua_demo.lifecycle import RULE_STEPS, expected_end, rule_steps
+    from sua_demo.lifecycle import RULE_STEPS, expected_end, expected_why, rule_steps
     from sua_demo.ui.your_face import Under
 
     stops = (25, 25, 125, 130)  # a rule that ends quickly for some visitors, late for others
     ends = [expected_end(d, stops, 5, 200) for d in (1, 24, 25, 60, 127, 130, 199)]
     assert ends == [25, 25, 125, 125, 130, 135, 200]  # the runs still going say; past them all, the next check
+    assert expected_why(1, stops) == "as 2 of the 4 visitors measured on this world did; the rest ran to pass 130"
+    assert expected_why(127, stops) == "as the one measured visitor still going here did"
+    assert expected_why(130, stops).startswith("its next check")
     assert expected_end(10, (), 5, 200) is None
     (tmp_path / RULE_STEPS).write_text('{"idk": {"steps": [45, 35, 50, 45]}}')
     assert rule_steps(tmp_path, "idk") == (35, 45, 45, 50) and rule_steps(tmp_path, "grad_diff") == ()
     assert rule_steps(tmp_path / "nowhere", "idk") == ()
     under = Under("")
     for done in range(1, 9):
-        under = under.seen(Progress("unlearn (idk)", done, 200, expected=45))
+        under = under.seen(Progress("unlearn (idk)", done, 200, expected=45, expected_why="as 3 of the 4 … did"))
     said = under.pace()
-    assert said.startswith("running: pass 8 of at most 200, about ") and "if it stops by pass 45" in said
+    assert said.startswith("running: pass 8 of at most 200, about ") and "if it stops by pass 45 (as 3 of" in said
     assert "finishing" in under.seen(Progress("unlearn (idk)", 200, 200, expected=200)).pace()
 
 

@@ -241,13 +241,13 @@ class Under:
     up to the pass where the rule held for measured visitors of this world (`lifecycle.rule_steps`)."""
 
     def __init__(self, name: str, clock: RunClock | None = None, total: int = 0) -> None:
-        self.name, self.clock, self.note, self.total, self.expected = name, clock, "", total, None
+        self.name, self.clock, self.note, self.total, self.expected, self.why = name, clock, "", total, None, ""
 
     def seen(self, progress: Progress) -> Under:
         """This step, one pass further; a new step starts a clock of its own."""
         fresh = Under(progress.name, RunClock(progress.total, warm_up=WARM_UP), progress.total)
         under = self if progress.name == self.name and self.clock else fresh
-        under.expected = progress.expected
+        under.expected, under.why = progress.expected, progress.expected_why
         under.clock.steps = progress.expected or progress.total
         under.clock.step(progress.done)
         under.note = progress.note or under.note
@@ -265,7 +265,7 @@ class Under:
         elif early and self.expected is None:
             wait = f"at most about {left:.0f} s left"
         elif early:
-            wait = f"about {left:.0f} s left if it stops by pass {c.steps}, as it did for most visitors measured"
+            wait = f"about {left:.0f} s left if it stops by pass {c.steps} ({self.why})"
         else:
             wait = f"about {left:.0f} s left"
         wait = "finishing: its before → after figures…" if c.done >= self.total else wait
