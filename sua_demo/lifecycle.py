@@ -86,6 +86,7 @@ class Progress:
     note: str = ""  # what the step's own rule read at its last check (unlearning), in words
     expected: int | None = None  # unlearning: the pass its rule is expected to end at (see `expected_end`)
     expected_why: str = ""  # and why, in words (`expected_why`)
+    every: int = 1  # unlearning: its rule's check comes every this many passes (a clock paces whole cycles)
 
 
 @dataclass
@@ -174,12 +175,10 @@ class _Clock:
     def __init__(self, report: EnrolReport, on_step: Callable[[StepReport | Progress], None] | None) -> None:
         self.report, self.on_step, self.t0 = report, on_step, time.time()
 
-    def mark(
-        self, name: str, total: int, done: int, note: str = "", expected: int | None = None, why: str = ""
-    ) -> None:
-        """Tell `on_step` how far step `name` is."""
+    def mark(self, progress: Progress) -> None:
+        """Tell `on_step` how far the step under way is."""
         if self.on_step is not None:
-            self.on_step(Progress(name, int(done), total, note, expected, why))
+            self.on_step(progress)
 
     def done(self, name: str, line: str) -> None:
         step = StepReport(name, round(time.time() - self.t0, 1), line)
@@ -225,9 +224,12 @@ class _Run:
                     f"at its last check {_pct(checked['forget_em'])} of the facts still right; it stops at "
                     f"{_pct(target)} or below"
                 )
-            stops = self.cfg.unlearn_stops if rule is not None else ()
-            ends = expected_end(done, stops, rule.eval_every, total) if rule is not None else None
-            self.clock.mark(name, total, done, note, ends, expected_why(done, stops) if stops else "")
+            if rule is None:
+                self.clock.mark(Progress(name, int(done), total))
+                return
+            stops, every = self.cfg.unlearn_stops, rule.eval_every
+            why = expected_why(done, stops) if stops else ""
+            self.clock.mark(Progress(name, int(done), total, note, expected_end(done, stops, every, total), why, every))
 
         return passed
 

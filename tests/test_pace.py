@@ -80,3 +80,14 @@ def test_a_clock_never_sits_on_zero_while_work_is_left():
     assert runs.left() == pytest.approx(6 * 1.0 + OVERDUE * 30.0)
     runs.step(10)
     assert runs.left() == 0.0
+
+
+def test_a_run_that_checks_every_few_steps_is_paced_over_whole_cycles():
+    """Unlearning checks its rule every 5 passes (a check costs 4 passes' time): paced from pass to pass between
+    two checks, the clock read 2.5x too fast; paced over whole cycles it reads the run's real mean."""
+    now = Clock()
+    clock = RunClock(100, warm_up=5, now=now, every=5)
+    for step in range(1, 23):
+        now.t += 0.5 + (2.0 if step % 5 == 0 else 0.0)
+        clock.step(step)
+    assert clock.seconds_per_step() == pytest.approx((5 * 0.5 + 2.0) / 5)  # from the check at 5 to the one at 20

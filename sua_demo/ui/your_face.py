@@ -245,7 +245,8 @@ class Under:
 
     def seen(self, progress: Progress) -> Under:
         """This step, one pass further; a new step starts a clock of its own."""
-        fresh = Under(progress.name, RunClock(progress.total, warm_up=WARM_UP), progress.total)
+        clock = RunClock(progress.total, warm_up=max(WARM_UP, progress.every), every=progress.every)
+        fresh = Under(progress.name, clock, progress.total)
         under = self if progress.name == self.name and self.clock else fresh
         under.expected, under.why = progress.expected, progress.expected_why
         under.clock.steps = progress.expected or progress.total
