@@ -73,8 +73,9 @@ class RunClock:
 class WorkClock:
     """The pace of a job made of unequal parts (the live audit: asking takes a tenth of a second, relearning 50
     steps fourteen): each part declares its `work` (AuditMethod.work: passes of the model) and its time is fitted
-    as a + b * work over the parts done after the first (which loads and warms up). The time left waits until a
-    part with work is done: before that nothing measured says what a step costs."""
+    as a + b * work over the parts done after the first (which loads and warms up) and after the first with work
+    (its first backward passes warm up). The time left waits until a part with work is fitted: before that nothing
+    measured says what a step costs."""
 
     def __init__(self, work: list[int], now: Callable[[], float] = time.monotonic) -> None:
         self.work, self.now = work, now
@@ -90,8 +91,12 @@ class WorkClock:
         return len(self.ends)
 
     def left(self) -> float | None:
-        times = np.diff([self.start, *self.ends])[1:]  # the first part warms up
-        work = np.array(self.work[1 : self.done], dtype=float)
+        # left out of the fit: the first part (it loads and warms up) and the first part with work (its first
+        # backward passes warm up: the live audit's relearn5 took 0.20 s a pass of work, every later part 0.10-0.11)
+        first_work = next((i for i, w in enumerate(self.work) if w > 0), 0)
+        kept = [i for i in range(1, self.done) if i != first_work]
+        times = np.diff([self.start, *self.ends])[kept]
+        work = np.array(self.work, dtype=float)[kept]
         rest = np.array(self.work[self.done :], dtype=float)
         if not len(rest):
             return 0.0
