@@ -25,8 +25,9 @@ run-first: install
 demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua demo
 
+# Two workers (CI has two cores; each runs one torch thread), each served app's tests on one of them.
 test: install
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -n 2 --dist loadgroup
 
 # The inner loop: everything but the browser, the served app and the checkpoint sweep (`make test` runs them too).
 test-fast: install
