@@ -126,7 +126,13 @@ def scale_figure(trend: dict[str, Any]) -> go.Figure:
         height=440,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         title="Does δ reach people it never saw more often with a larger vision tower?",
-        xaxis={"title": "vision tower parameters", "type": "log"},
+        xaxis={  # every size of the study in view, measured or not, so a missing size reads as not yet there
+            "title": "vision tower parameters",
+            "type": "log",
+            "range": [np.log10(min(params.values())) - 0.15, np.log10(max(params.values())) + 0.15],
+            "tickvals": list(params.values()),
+            "ticktext": [f"{s}: {n / 1e6:.2f} M" for s, n in params.items()],
+        },
         yaxis={"title": "gain over the clean photo (points)"},
         legend={"orientation": "h", "y": -0.25},
     )

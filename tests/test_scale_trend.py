@@ -84,6 +84,7 @@ def test_about_draws_the_trend_against_tower_parameters_and_says_what_is_measure
     unseen = next(t for t in fig.data if t.name == "IDK, δ: unseen people, held-out photos")
     sizes = sorted({p["size"] for p in found["models"]["idk"]["c_unseen_heldout"]["points"]})
     assert list(unseen.x) == [tower_parameters(s) for s in sizes] and fig.layout.xaxis.type == "log"
+    assert [t.split(":")[0] for t in fig.layout.xaxis.ticktext] == ["S", "M", "L"]  # every size in view, built or not
     gains = [p["gain"] for p in found["models"]["idk"]["c_unseen_heldout"]["points"] if p["size"] == "M"]
     assert np.isclose(unseen.y[sizes.index("M")], np.mean(gains))
     assert any(t.name.startswith("IDK ceiling, any image tokens") for t in fig.data)
