@@ -18,7 +18,7 @@ def pytest_collection_modifyitems(config, items):
     """Under xdist (`make test`), every test of one served app goes to one worker, so each app starts once; the
     parametrised `world` fixture of test_browser_honest picks its app by name."""
     for item in items:
-        world = getattr(item, "callspec", None) and item.callspec.params.get("world")
+        world = "world" in item.fixturenames and getattr(item, "callspec", None) and item.callspec.params.get("world")
         wanted = [f for f in SERVED if f in item.fixturenames]
         wanted += ["app_url" if world == "first" else "faithful_url"] if world in ("first", "faithful") else []
         if wanted:

@@ -261,13 +261,13 @@ def test_idle_sessions_are_dropped():
     assert sessions.holding() == 0
 
 
-@pytest.mark.parametrize("world", ["faithful", "first"])
-def test_each_shipped_world_records_where_your_faces_unlearning_rule_held_for_both_ways(world):
+@pytest.mark.parametrize("shipped", ["faithful", "first"])
+def test_each_shipped_world_records_where_your_faces_unlearning_rule_held_for_both_ways(shipped):
     """The page's clock for unlearning reads these (benchmarks/lifecycle_speed.py --record): at least three measured
     visitors per way of forgetting, each count a check of the rule within the step's passes."""
     from sua_demo.config import shipped_world
     from sua_demo.lifecycle import UNLEARN, rule_steps
 
     for method, cfg in UNLEARN.items():
-        stops = rule_steps(shipped_world(world).models, method)
+        stops = rule_steps(shipped_world(shipped).models, method)
         assert len(stops) >= 3 and all(0 < s <= cfg.max_steps and s % cfg.eval_every == 0 for s in stops), stops
