@@ -270,12 +270,6 @@ def copy_reports(src: Path, out: Path) -> Path | None:
     return out
 
 
-def shipped_attack_reports(seed: int) -> Path | None:
-    """One shipped faithful world's attack reports folder (world 0's beside its models, the others' copies)."""
-    folder = FAITHFUL / "noise" if seed == 0 else REPORTS / f"world{seed}" / "noise"
-    return folder if folder.is_dir() else None
-
-
 def attacked_worlds() -> dict[str, Path]:
     """Every faithful world's attack reports: from its shipped copy (every model's, whichever run attacked it; a
     world rebuilt to attack one more model has only that one in its build folder), else its build folder."""

@@ -131,18 +131,23 @@ def expected_end(done: int, stops: tuple[int, ...], every: int, total: int) -> i
     outlasted them all, the rule's next check (every `every` passes); never beyond the step's last pass."""
     if not stops:
         return None
+    going, end = _still_going(done, stops)
+    return min(total, end if going else (done // every + 1) * every)
+
+
+def _still_going(done: int, stops: tuple[int, ...]) -> tuple[list[int], int]:
+    """The measured runs still going at pass `done`, and the (lower) median pass they ended at (0 if none)."""
     going = [s for s in stops if s > done]
-    return min(total, going[(len(going) - 1) // 2] if going else (done // every + 1) * every)
+    return going, going[(len(going) - 1) // 2] if going else 0
 
 
 def expected_why(done: int, stops: tuple[int, ...]) -> str:
     """Why `expected_end` says what it says, in words: how many of the measured runs still going at this pass
     ended by then, and how far the others went (GradDiff's rule ends some runs early and holds others back on
     one stubborn fact for a hundred passes: no single figure fits both)."""
-    going = [s for s in stops if s > done]
+    going, end = _still_going(done, stops)
     if not going:
         return f"its next check: it has run longer than all {len(stops)} visitors measured on this world"
-    end = going[(len(going) - 1) // 2]
     k, later = sum(s <= end for s in going), [s for s in going if s > end]
     who = "visitors measured on this world" if len(going) == len(stops) else "measured visitors still going here"
     said = f"as {k} of the {len(going)} {who} did" if later else f"as all {k} {who} did"

@@ -25,10 +25,10 @@ from sua_demo.faithful import (
     FAITHFUL,
     RUNS,
     attack_world,
+    attacked_worlds,
     build_general,
     build_model,
     copy_reports,
-    shipped_attack_reports,
     world_dir,
     write_gates,
 )
@@ -119,10 +119,11 @@ def attack_reports(model: str, seeds: tuple[int, ...] = (0, 1)) -> dict[str, dic
     """reports[size][world] of one attacked model: size M's from the shipped faithful worlds, the others' from
     their shipped copies under SCALE_REPORTS; a world not attacked yet is left out."""
     out: dict[str, dict[str, Any]] = {}
+    shipped = attacked_worlds()  # size M: the faithful worlds' own attack reports
     for size in SIZES:
         found = {}
         for seed in seeds:
-            folder = shipped_attack_reports(seed) if size == "M" else SCALE_REPORTS / size / f"world{seed}" / "noise"
+            folder = shipped.get(f"seed{seed}") if size == "M" else SCALE_REPORTS / size / f"world{seed}" / "noise"
             path = folder / model / "report.json" if folder is not None else None
             if path is not None and path.is_file():
                 found[f"world {seed}"] = json.loads(path.read_text())
