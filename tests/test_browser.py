@@ -205,7 +205,7 @@ def test_the_audit_tab_shows_the_shipped_matrix_and_audits_one_person(browser, a
         page.get_by_role("button", name="Audit the chosen person now").click()
         expect(page.locator("#audit-table")).to_contain_text("s left", timeout=120_000)  # its own pace, as it runs
         shot(page, "audit_live_progress.png")
-        expect(page.locator("#audit-table")).to_contain_text("above control", timeout=300_000)
+        expect(page.locator("#audit-table")).to_contain_text("above control", timeout=480_000)
         assert "SUA δ" in page.locator("#audit-table").inner_text()  # the table rendered, one row per method
         shot(page, "audit_live.png")
         print(f"live audit in the browser: {time.time() - t0:.0f} s")

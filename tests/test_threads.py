@@ -61,3 +61,19 @@ def test_a_quiet_job_ticks_so_a_page_clock_moves_on():
     items, value = _drain(ticking_on_fresh_thread(lambda x: time.sleep(0.2) or x, 0.02, "done"))
     assert value == "done"
     assert items and set(items) == {None}
+
+
+def test_heavy_jobs_keep_to_the_threads_an_operator_asked_for(monkeypatch):
+    """OMP_NUM_THREADS caps a heavy job's team (two servers on the same cores would otherwise spin against each
+    other); unset or not a number, a job gets every core this process may run on."""
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert all_cores() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", str(cores + 7))
+    assert all_cores() == cores
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert all_cores() == cores
+    monkeypatch.setenv("OMP_NUM_THREADS", "lots")
+    assert all_cores() == cores
