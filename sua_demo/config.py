@@ -182,6 +182,9 @@ class UnlearnConfig:
     # the photos the stopping rule reads: "train" (the forget people's train photos, one train photo per retain
     # person) or "validation" (one extra photo per person that nothing trains on or reports; varied bench only)
     watch: str = "train"
+    # photo jitter on the forget and retain photos a step reads (one jitter per step, so a method that reads a batch
+    # for its model and its reference sees one photo): unlearning sees more than the few train photos' exact pixels
+    augment: bool = False
     lora: bool = False
     lora_rank: int = 8
     lora_alpha: int = 16

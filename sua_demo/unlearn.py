@@ -17,9 +17,10 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from sua_demo.augment import photo_jitter
 from sua_demo.checkpoint import save_model_dir
 from sua_demo.config import BenchConfig, UnlearnConfig
-from sua_demo.data import ExampleSampler, ImageBank, image_examples, text_examples
+from sua_demo.data import Example, ExampleSampler, ImageBank, image_examples, text_examples
 from sua_demo.dataset.records import Bench
 from sua_demo.dataset.synthetic import with_validation_photos
 from sua_demo.errors import BadValueError
@@ -169,6 +170,18 @@ def _method(adapter: VisionLanguageAdapter, cfg: UnlearnConfig, reference: Visio
     return method_cls(cfg, reference)
 
 
+class JitteredReads:
+    """A bank's photos as one unlearning step reads them: each jittered as a new photo of the person would be, with
+    the step's own seed, so every read of the same batch in the step (a model's and its reference's) is the same."""
+
+    def __init__(self, bank: ImageBank, seed: int, step: int) -> None:
+        self.bank, self.seed = bank, seed * 1_000_003 + step
+
+    def get(self, examples: list[Example]) -> torch.Tensor | None:
+        x = self.bank.get(examples)
+        return None if x is None else photo_jitter(x, torch.Generator().manual_seed(self.seed))
+
+
 def unlearn_adapter(
     adapter: VisionLanguageAdapter,
     bench: Bench,
@@ -199,8 +212,9 @@ def unlearn_adapter(
     bar = tqdm(total=cfg.max_steps, desc=f"unlearn {cfg.method}", disable=not progress)
     while step < cfg.max_steps and not met:
         adapter.model.train()
+        reads = JitteredReads(bank, cfg.seed, step) if cfg.augment else bank
         with precision.autocast(adapter.device):
-            loss = method.compute_loss(adapter, bank, forget(), retain())
+            loss = method.compute_loss(adapter, reads, forget(), retain())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)

@@ -89,3 +89,32 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
 
 def test_every_method_is_registered():
     assert set(METHODS.names()) >= {"ga", "grad_diff", "kl", "npo", "idk", "rmu", "simnpo"}
+
+
+def test_jittered_reads_show_a_step_one_photo_per_batch_and_the_next_step_another(vanilla_dir, micro_bench):
+    """Unlearning's photo jitter (UnlearnConfig.augment): every read of a batch within a step is the same jittered
+    photo (a method reading it for its model and for its reference compares like with like); the next step's
+    differs, and each stays a valid image."""
+    import torch
+
+    from sua_demo.unlearn import JitteredReads
+
+    bench, _ = micro_bench
+    bank = ImageBank(bench, load_adapter(vanilla_dir))
+    chunk = image_examples(bench, bench.forget_ids, "train", ("gen",))[:4]
+    first, again = JitteredReads(bank, 0, 1).get(chunk), JitteredReads(bank, 0, 1).get(chunk)
+    later, plain = JitteredReads(bank, 0, 2).get(chunk), bank.get(chunk)
+    assert torch.equal(first, again) and not torch.equal(first, later) and not torch.equal(first, plain)
+    assert first.shape == plain.shape and 0 <= float(first.min()) and float(first.max()) <= 1
+
+
+def test_unlearning_with_jittered_photos_lowers_the_forget_score(vanilla_dir, micro_bench, tmp_path):
+    bench, bench_cfg = micro_bench
+    before = forget_em(vanilla_dir, bench)
+    cfg = UnlearnConfig(
+        method="idk", lr=1e-3, max_steps=80, eval_every=5, batch_size=8, forget_target=0.2, retain_floor=0.5,
+        refusal_target=0.5, augment=True,
+    )  # fmt: skip
+    unlearn(vanilla_dir, bench, bench_cfg, cfg, tmp_path / "idk", progress=False)
+    assert forget_em(tmp_path / "idk", bench) < before
+    assert json.loads((tmp_path / "idk" / "sua_config.json").read_text())["configs"][1]["augment"] is True
