@@ -288,16 +288,26 @@ def validation_attacked() -> dict[str, Path]:
     return {name: folder for name, folder in folders.items() if folder.is_dir()}
 
 
-def gates_over_worlds(out: Path = FAITHFUL) -> str:
-    """gates_worlds.md: every gate, one column per faithful world built so far (the default world's own gates.json,
-    the others' shipped copies), and how many hold in each."""
-    found = {0: FAITHFUL / "gates.json"} | {
+def validation_gates() -> str:
+    """validation/gates_worlds.md: the gates of the models the validation-photo rules built, over the worlds built."""
+    found = {s: FAITHFUL / "validation" / f"world{s}" / "gates.json" for s in range(10)}
+    title = "Quality gates of the validation-photo rules over the faithful worlds (not shipped)"
+    return gates_over_worlds(FAITHFUL / "validation", {s: p for s, p in found.items() if p.is_file()}, title)
+
+
+def gates_over_worlds(out: Path = FAITHFUL, found: dict[int, Path] | None = None, title: str = "") -> str:
+    """gates_worlds.md: every gate, one column per faithful world built so far (by default the default world's own
+    gates.json and the others' shipped copies; or `found`, world seed -> gates.json), and how many hold in each.
+    Rows not built in any world are left out."""
+    found = found or {0: FAITHFUL / "gates.json"} | {
         int(p.parent.name.removeprefix("world")): p for p in sorted(REPORTS.glob("world*/gates.json"))
     }
     worlds = {seed: json.loads(path.read_text())["gates"] for seed, path in sorted(found.items()) if path.is_file()}
-    keys = [(r["model"], r["group"], r["metric"], r["gate"]) for r in next(iter(worlds.values()), [])]
+    built = [[r for r in rows if r["value"] is not None] for rows in worlds.values()]
+    keys = list(dict.fromkeys((r["model"], r["group"], r["metric"], r["gate"]) for rows in built for r in rows))
     head = "| model | group | metric | gate | " + " | ".join(f"world {s}" for s in worlds) + " |"
-    lines = ["# Quality gates over the faithful worlds", "", "From each world's models' eval.json.", "", head]
+    title = title or "Quality gates over the faithful worlds"
+    lines = [f"# {title}", "", "From each world's models' eval.json.", "", head]
     lines.append("|---|---|---|---|" + "---|" * len(worlds))
     for key in keys:
         cells = []
@@ -308,7 +318,9 @@ def gates_over_worlds(out: Path = FAITHFUL) -> str:
             else:
                 cells.append(f"{100 * row['value']:.1f} %" + ("" if row["met"] else " **no**"))
         lines.append(f"| {' | '.join(key)} | " + " | ".join(cells) + " |")
-    held = [f"world {s}: {sum(r['met'] for r in rows)} of {len(rows)}" for s, rows in worlds.items()]
+    held = [
+        f"world {s}: {sum(bool(r['met']) for r in rows)} of {len(rows)}" for s, rows in zip(worlds, built, strict=True)
+    ]
     text = "\n".join(lines) + "\n\nGates held: " + "; ".join(held) + ".\n"
     atomic_write_text(out / "gates_worlds.md", text)
     return text

@@ -226,7 +226,10 @@ def test_a_world_rebuilt_in_part_does_not_replace_its_shipped_reports(tmp_path, 
     (tmp_path / "reports" / "world1").mkdir(parents=True)
     (tmp_path / "reports" / "world1" / "gates.json").write_text(json.dumps({"gates": gates}))
     text = faithful.gates_over_worlds(tmp_path)
-    assert "world 1: 0 of 1" in text and "| – |" in text
+    assert "world 1: 0 of 0" in text and "| – |" in text  # nothing of world 1 measured yet
+    found = {0: faithful.FAITHFUL / "validation" / "world0" / "gates.json"}
+    text = faithful.gates_over_worlds(tmp_path / "validation", found, "The rule's gates")
+    assert text.startswith("# The rule's gates") and "| vanilla |" not in text and "| grad_diff |" in text
 
 
 def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(tmp_path):

@@ -43,6 +43,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         gates_over_worlds,
         ship_reports,
         validation_attacked,
+        validation_gates,
     )
     from sua_demo.worlds import compare_worlds
 
@@ -61,7 +62,8 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
                 else build_world(seed, args.only, validation=args.validation)
             )
         if args.validation:
-            continue  # its models and gates stay in runs/ until the rule is adopted
+            validation_gates()
+            continue  # its models stay in runs/ until the rule is adopted; their gates and reports ship
         ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
     gates_over_worlds()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
