@@ -185,6 +185,8 @@ class UnlearnConfig:
     # photo jitter on the forget and retain photos a step reads (one jitter per step, so a method that reads a batch
     # for its model and its reference sees one photo): unlearning sees more than the few train photos' exact pixels
     augment: bool = False
+    # with augment, also a light from a random side and of a random colour, up to this strength (0: none)
+    augment_light: float = 0.0
     lora: bool = False
     lora_rank: int = 8
     lora_alpha: int = 16

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from sua_demo.augment import photo_jitter
+from sua_demo.augment import light_jitter, photo_jitter
 from sua_demo.checkpoint import save_model_dir
 from sua_demo.config import BenchConfig, UnlearnConfig
 from sua_demo.data import Example, ExampleSampler, ImageBank, image_examples, text_examples
@@ -174,12 +174,16 @@ class JitteredReads:
     """A bank's photos as one unlearning step reads them: each jittered as a new photo of the person would be, with
     the step's own seed, so every read of the same batch in the step (a model's and its reference's) is the same."""
 
-    def __init__(self, bank: ImageBank, seed: int, step: int) -> None:
-        self.bank, self.seed = bank, seed * 1_000_003 + step
+    def __init__(self, bank: ImageBank, seed: int, step: int, light: float = 0.0) -> None:
+        self.bank, self.seed, self.light = bank, seed * 1_000_003 + step, light
 
     def get(self, examples: list[Example]) -> torch.Tensor | None:
         x = self.bank.get(examples)
-        return None if x is None else photo_jitter(x, torch.Generator().manual_seed(self.seed))
+        if x is None:
+            return None
+        generator = torch.Generator().manual_seed(self.seed)
+        x = photo_jitter(x, generator)
+        return light_jitter(x, generator, self.light) if self.light else x
 
 
 def unlearn_adapter(
@@ -212,7 +216,7 @@ def unlearn_adapter(
     bar = tqdm(total=cfg.max_steps, desc=f"unlearn {cfg.method}", disable=not progress)
     while step < cfg.max_steps and not met:
         adapter.model.train()
-        reads = JitteredReads(bank, cfg.seed, step) if cfg.augment else bank
+        reads = JitteredReads(bank, cfg.seed, step, cfg.augment_light) if cfg.augment else bank
         with precision.autocast(adapter.device):
             loss = method.compute_loss(adapter, reads, forget(), retain())
         optimizer.zero_grad(set_to_none=True)
