@@ -8,7 +8,7 @@ from safetensors.torch import save_file
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise, save_noise
 from sua_demo.attacks.per_image import per_image_pgd
 from sua_demo.attacks.speed import attack_mode
-from sua_demo.augment import photo_jitter
+from sua_demo.augment import light_jitter, photo_jitter
 from sua_demo.data import ImageBank, image_examples
 from sua_demo.denoisers import DENOISERS, build_denoiser
 from sua_demo.errors import SuaError
@@ -56,6 +56,18 @@ def test_jitter_is_seeded_and_in_range():
     b = photo_jitter(x, torch.Generator().manual_seed(1))
     assert torch.equal(a, b) and a.shape == x.shape and 0 <= a.min() and a.max() <= 1
     assert not torch.equal(a, x)
+
+
+def test_light_jitter_lights_one_side_and_tints_it_seeded_and_in_range():
+    """A grey image under a light from the right comes out brighter on the right than on the left; the same seed
+    gives the same light, and values stay images."""
+    x = torch.full((64, 3, 16, 16), 0.5)
+    a = light_jitter(x, torch.Generator().manual_seed(3))
+    assert torch.equal(a, light_jitter(x, torch.Generator().manual_seed(3))) and a.shape == x.shape
+    assert 0 <= a.min() and a.max() <= 1 and not torch.equal(a, x)
+    sides = (a[..., -4:].mean((1, 2, 3)) - a[..., :4].mean((1, 2, 3))).abs()  # left against right, per image
+    assert float(sides.max()) > 0.05  # some images are lit from a side
+    assert float((a[:, 0] - a[:, 2]).abs().max()) > 0.005  # and some tinted warmer or cooler
 
 
 def test_noise_roundtrip_and_apply(tmp_path):

@@ -106,6 +106,8 @@ def test_jittered_reads_show_a_step_one_photo_per_batch_and_the_next_step_anothe
     later, plain = JitteredReads(bank, 0, 2).get(chunk), bank.get(chunk)
     assert torch.equal(first, again) and not torch.equal(first, later) and not torch.equal(first, plain)
     assert first.shape == plain.shape and 0 <= float(first.min()) and float(first.max()) <= 1
+    lit = JitteredReads(bank, 0, 1, light=0.35).get(chunk)  # the same framing, then a light of its own
+    assert torch.equal(lit, JitteredReads(bank, 0, 1, light=0.35).get(chunk)) and not torch.equal(lit, first)
 
 
 def test_unlearning_with_jittered_photos_lowers_the_forget_score(vanilla_dir, micro_bench, tmp_path):
