@@ -19,7 +19,8 @@ side_by_side() {  # one run per world, each on a core; fails if any of them fail
   for p in "${pids[@]}"; do wait "$p"; done
 }
 side_by_side
-side_by_side --attack
+# a world whose vanilla misses its gates is refused by name (docs/scale.md) and the others go on
+side_by_side --attack || echo "size $SIZE: not every world was attacked (the reason is above); the rest goes on" >&2
 OMP_NUM_THREADS=2 .venv/bin/python studies/offsets.py --world faithful --size "$SIZE" --lr 0.2 --models idk retrain \
   --out "checkpoints/faithful/scale/$SIZE/offsets.json"
 $SUA build-scale --size "$SIZE" --trend

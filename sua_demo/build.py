@@ -95,12 +95,14 @@ BUDGETS = (2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0)  # eps (/255) of the budget cu
 PURIFIERS = ("gaussian", "median", "jpeg", "dncnn", "ddpm")
 
 
-def noise_protocol(name: str, splits: list[int] | None = None, studies: bool = True) -> ProtocolConfig:
-    """The shipped protocol for one model: the attack recipe in fp32, its splits, and for the demo models the
-    stealth ablation, per-image PGD, budget curves, purification and the public code's settings."""
+def noise_protocol(
+    name: str, splits: list[int] | None = None, studies: bool = True, attack: AttackConfig | None = None
+) -> ProtocolConfig:
+    """The shipped protocol for one model: the attack recipe in fp32 (or `attack`, in fp32), its splits, and for the
+    demo models the stealth ablation, per-image PGD, budget curves, purification and the public code's settings."""
     demo = name in DEMO_MODELS and studies
     return ProtocolConfig(
-        attack=AttackConfig(precision=SHIPPED_PRECISION),
+        attack=replace(attack or AttackConfig(), precision=SHIPPED_PRECISION),
         splits=splits if splits is not None else NOISE_SPLITS.get(name, LORA_SPLITS),
         extras=demo,
         budgets=BUDGETS if demo else (),
@@ -134,8 +136,10 @@ def build_noises(
     bench_cfg: BenchConfig | None = None,
     splits: list[int] | None = None,
     studies: bool = True,
+    attack: AttackConfig | None = None,
 ) -> None:
-    """`sua build-noises`: run the recovery protocol per model; split 0's delta is the shipped noise."""
+    """`sua build-noises`: run the recovery protocol per model; split 0's delta is the shipped noise (`attack`:
+    other attack settings than the shipped recipe's, a toy run's)."""
     bench_cfg = bench_cfg or BenchConfig()
     bench = build_bench(bench_cfg)
     for name in only or NOISE_MODELS:
@@ -145,7 +149,7 @@ def build_noises(
         folder = out / name
         # no wipe: a stopped build resumes (finished splits are read back, a noise resumes from its last checkpoint);
         # a file from other settings is refused by name, so a rebuild with new settings starts from an empty folder
-        cfg = noise_protocol(name, splits, studies)
+        cfg = noise_protocol(name, splits, studies, attack)
         run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
         write_examples(models_dir, folder, bench_cfg, noise_split=0 if 0 in cfg.splits else min(cfg.splits))
         log.info("noise for %s built in %.0f s", name, time.time() - t0)

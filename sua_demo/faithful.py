@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.analysis.gates import LORA, LORA_GATES, all_met, gate_rows, gates_markdown
+from sua_demo.attacks import AttackConfig
 from sua_demo.audit import run_audit
 from sua_demo.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, Recipe, build_noises, evaluate_dir
 from sua_demo.checkpoint import round_to_fp16, save_model_dir
@@ -138,14 +139,16 @@ def build_model(
     rule: dict[str, Any] | None = None,
     progress: bool = True,
     tower: TowerConfig | None = None,
+    train: dict[str, Any] | None = None,
 ) -> None:
     """One recipe of a faithful world into `folder`, unless it is finished (its eval.json): the people learned from
-    the `general` model, or unlearned from the world's `vanilla` (with a stopping `rule` replacing the recipe's)."""
+    the `general` model (`train`: TrainConfig fields beside the shipped ones), or unlearned from the world's
+    `vanilla` (with a stopping `rule` replacing the recipe's settings)."""
     if (folder / "eval.json").is_file():
         return
     t0 = time.time()
     if recipe.unlearn is None:
-        learn_people(general, bench_cfg, folder, recipe.retain_only, progress=progress, tower=tower)  # type: ignore[arg-type]
+        learn_people(general, bench_cfg, folder, recipe.retain_only, progress=progress, tower=tower, train=train)  # type: ignore[arg-type]
     else:
         cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model", **(rule or {}))
         unlearn(vanilla, build_bench(bench_cfg), bench_cfg, cfg, folder, progress)
@@ -156,10 +159,11 @@ def build_model(
 
 
 def learn_people(general: Path, bench_cfg: BenchConfig, folder: Path, retain_only: bool, seed: int = 0,
-                 progress: bool = True, tower: TowerConfig | None = None) -> None:  # fmt: skip
+                 progress: bool = True, tower: TowerConfig | None = None, train: dict[str, Any] | None = None,
+                 ) -> None:  # fmt: skip
     """The language model learns the bench's people from the general model (whose tower is `tower`'s size),
     tower and projector frozen."""
-    cfg = TrainConfig(retain_only=retain_only, precision=SHIPPED_PRECISION, seed=seed)
+    cfg = TrainConfig(retain_only=retain_only, precision=SHIPPED_PRECISION, seed=seed, **(train or {}))
     cfg = replace(cfg, start_from=shown_path(general), train_parts="language_model")
     finetune(build_bench(bench_cfg), bench_cfg, cfg, faithful_model(tower), folder, progress)
 
@@ -202,12 +206,18 @@ ATTACK_SPLITS = [0, 1, 2]  # the headline's attacker/unseen splits per world, as
 
 
 def attack_world(
-    seed: int = 0, splits: list[int] | None = None, only: list[str] | None = None, folder: Path | None = None
+    seed: int = 0,
+    splits: list[int] | None = None,
+    only: list[str] | None = None,
+    folder: Path | None = None,
+    bench_cfg: BenchConfig | None = None,
+    attack: AttackConfig | None = None,
 ) -> Path:
     """The shipped attack recipe, unchanged, on a built world's demo models (or `only` some of them), every control
     included (noise/ beside the models). Blind: nothing of the world is changed after it; a stopped run resumes
     split by split. Paths are the checkout's own (run from its root, as make does), so the reports name no
-    machine's folders. `folder`: a world built elsewhere (a tower size of docs/scale.md), default the seed's."""
+    machine's folders. `folder`: a world built elsewhere (a tower size of docs/scale.md), default the seed's;
+    `bench_cfg` and `attack`: another bench and attack settings than the seed's faithful ones (a toy run)."""
     names = list(only or DEMO_MODELS)
     unknown = sorted(set(names) - set(DEMO_MODELS))
     if unknown:
@@ -223,9 +233,10 @@ def attack_world(
         out,
         out / "noise",
         only=names,
-        bench_cfg=faithful_bench(seed),
+        bench_cfg=bench_cfg or faithful_bench(seed),
         splits=splits or ATTACK_SPLITS,
         studies=False,
+        attack=attack,
     )
     log.info("faithful %s attacked in %.0f s on %s", out, time.time() - t0, describe())
     return out / "noise"

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from sua_demo.analysis.scale_trend import GROUPS, points, table, trend
+from sua_demo.attacks import AttackConfig
 from sua_demo.build import DEMO_MODELS, RECIPES
-from sua_demo.config import CHECKPOINTS, TowerConfig, faithful_bench
-from sua_demo.errors import UnknownNameError
+from sua_demo.config import CHECKPOINTS, BenchConfig, GeneralConfig, TowerConfig, faithful_bench
+from sua_demo.errors import BadValueError, UnknownNameError
 from sua_demo.faithful import (
+    ATTACK_SPLITS,
     FAITHFUL,
     RUNS,
     attack_world,
@@ -43,50 +47,122 @@ SIZES: dict[str, TowerConfig] = {
     "S": replace(TowerConfig(), hidden=64, layers=2, heads=2),
     "M": TowerConfig(),
     "L": replace(TowerConfig(), hidden=256, layers=8, heads=8),
+    # the next sizes up, for a GPU (benchmarks/gpu_scale.sh): CLIP ViT-B's width and depth, then twice its width
+    "XL": replace(TowerConfig(), hidden=512, layers=12, heads=16),
+    "XXL": replace(TowerConfig(), hidden=1024, layers=12, heads=32),
 }
 STUDIED = ("vanilla", "retrain", *DEMO_MODELS)  # what each size builds: the controls and the attacked methods
 SCALE_RUNS = RUNS / "scale"
 SCALE_REPORTS = FAITHFUL / "scale"
 
 
-def tower_of(size: str) -> TowerConfig:
+@dataclass(frozen=True)
+class Plan:
+    """How much of each stage a run of the study does, and where it writes. The study's plan runs every recipe as
+    it ships; the toy plan runs every stage of the same code in seconds (a few people, a few steps, one split), so
+    that benchmarks/gpu_scale.sh is tested on a CPU before any GPU runs it."""
+
+    runs: Path = SCALE_RUNS  # weights and resumable states
+    reports: Path = SCALE_REPORTS  # evaluations, gates and attack reports, per size and world
+    bench: Callable[[int], BenchConfig] = faithful_bench
+    tower: dict[str, Any] = field(default_factory=dict)  # TowerConfig fields beside the size's width and depth
+    general: dict[str, Any] = field(default_factory=dict)  # GeneralConfig fields
+    train: dict[str, Any] = field(default_factory=dict)  # TrainConfig fields of vanilla and the retrain control
+    unlearn: dict[str, Any] = field(default_factory=dict)  # UnlearnConfig fields of IDK and GradDiff
+    attack: dict[str, Any] = field(default_factory=dict)  # AttackConfig fields of δ and its controls
+    splits: tuple[int, ...] = tuple(ATTACK_SPLITS)
+
+    @property
+    def is_study(self) -> bool:
+        """The study's recipes, wherever it writes."""
+        return replace(self, runs=STUDY.runs, reports=STUDY.reports) == STUDY
+
+
+def toy_bench(seed: int) -> BenchConfig:
+    """The faithful bench's kind of photos for a few people: enough for every group the attack reads."""
+    return replace(faithful_bench(seed), n_people=10, photos_per_person=3, train_photos=2, forget_fraction=0.4,
+                   holdout_people=1)  # fmt: skip
+
+
+STUDY = Plan()
+PLANS = {
+    "study": STUDY,
+    "toy": Plan(
+        bench=toy_bench,
+        tower={"people": 12, "photos": 2, "steps": 2, "batch_size": 8, "checkpoint_every": 2},
+        general={"steps": 2, "batch_size": 4, "checkpoint_every": 2},
+        train={"epochs": 1, "look_warmup_steps": 2, "batch_size": 8},
+        unlearn={"max_steps": 2, "eval_every": 1, "batch_size": 4},
+        attack={"steps": 2},
+        splits=(0,),
+    ),
+}
+
+
+def plan_of(name: str, out: str | Path | None = None) -> Plan:
+    """A named plan; `out` moves its weights and reports under one folder (out/runs, out/reports)."""
+    if name not in PLANS:
+        raise UnknownNameError(f"unknown plan {name!r}; choose from {list(PLANS)}")
+    plan = PLANS[name]
+    return replace(plan, runs=Path(out) / "runs", reports=Path(out) / "reports") if out else plan
+
+
+def tower_of(size: str, plan: Plan = STUDY) -> TowerConfig:
     if size not in SIZES:
         raise UnknownNameError(f"unknown tower size {size!r}; choose from {list(SIZES)}")
-    return SIZES[size]
+    return replace(SIZES[size], **plan.tower)
 
 
-def world_of(size: str, seed: int) -> Path:
-    """Where a size's world is built: size M's are the shipped faithful worlds (docs/scale.md)."""
+def world_of(size: str, seed: int, plan: Plan = STUDY) -> Path:
+    """Where a size's world is built: in the study, size M's are the shipped faithful worlds (docs/scale.md)."""
     tower_of(size)
-    return world_dir(seed) if size == "M" else SCALE_RUNS / size / f"world{seed}"
+    return world_dir(seed) if size == "M" and plan.is_study else plan.runs / size / f"world{seed}"
 
 
-def general_of(size: str, progress: bool = True) -> Path:
+def general_of(size: str, progress: bool = True, plan: Plan = STUDY) -> Path:
     """The size's own tower, pretrained as the shipped one, and its general model: shared by the size's worlds,
     so build it before building two worlds side by side."""
-    if size == "M":
+    if size == "M" and plan.is_study:
         raise UnknownNameError("size M is today's tower: its worlds are built by `sua build-faithful`")
-    return build_general(SCALE_RUNS / size / "general", SCALE_RUNS / size, progress, tower_cfg=tower_of(size))
+    general = replace(GeneralConfig(), **plan.general)
+    return build_general(plan.runs / size / "general", plan.runs / size, progress, tower_of(size, plan), general,
+                         plan.bench(0))  # fmt: skip
 
 
-def build_size(size: str, seed: int, progress: bool = True) -> Path:
+def build_size(size: str, seed: int, progress: bool = True, plan: Plan = STUDY) -> Path:
     """One world at one tower size: the size's general model (`general_of`), then vanilla, the retrain control,
     IDK and GradDiff; its gates written and its reports shipped once it is whole."""
-    general, tower = general_of(size, progress), tower_of(size)
-    out, bench_cfg = world_of(size, seed), faithful_bench(seed)
+    general, tower = general_of(size, progress, plan), tower_of(size, plan)
+    out, bench_cfg = world_of(size, seed, plan), plan.bench(seed)
     for recipe in (r for r in RECIPES if r.name in STUDIED):
-        build_model(recipe, general, out / "vanilla", bench_cfg, out / recipe.name, None, progress, tower)
+        build_model(recipe, general, out / "vanilla", bench_cfg, out / recipe.name, plan.unlearn, progress, tower,
+                    plan.train)  # fmt: skip
     write_gates(out)
-    copy_reports(out, SCALE_REPORTS / size / f"world{seed}")
+    copy_reports(out, plan.reports / size / f"world{seed}")
     return out
 
 
-def attack_size(size: str, seed: int) -> Path:
-    """The shipped attack, unchanged and blind, on a size's built world (3 splits, every control); reports shipped."""
-    noise = attack_world(seed, folder=world_of(size, seed))
-    if size != "M":
-        copy_reports(world_of(size, seed), SCALE_REPORTS / size / f"world{seed}")
-    write_trend()
+def vanilla_misses(folder: Path) -> list[str]:
+    """The vanilla gates a built world misses (docs/scale.md: a world whose vanilla misses its gates is reported as
+    such and not attacked; a model that never knew its people has nothing to hide)."""
+    gates = json.loads((folder / "gates.json").read_text())["gates"] if (folder / "gates.json").is_file() else []
+    return [f"{r['group']} {r['metric']} {100 * r['value']:.1f} % (gate {r['gate']})"
+            for r in gates if r["model"] == "vanilla" and r["value"] is not None and not r["met"]]  # fmt: skip
+
+
+def attack_size(size: str, seed: int, plan: Plan = STUDY) -> Path:
+    """The shipped attack, unchanged and blind, on a size's built world (3 splits, every control); reports shipped.
+    Refused where the world's vanilla misses its gates (the study's plan; a toy's models learn nothing)."""
+    attack = replace(AttackConfig(), **plan.attack)
+    folder = world_of(size, seed, plan)
+    missed = vanilla_misses(folder) if plan.is_study else []
+    if missed:
+        raise BadValueError(f"size {size}, world {seed}: its vanilla misses {'; '.join(missed)}; by docs/scale.md's "
+                            "gates it is reported as such and not attacked")  # fmt: skip
+    noise = attack_world(seed, list(plan.splits), folder=folder, bench_cfg=plan.bench(seed), attack=attack)
+    if folder != world_dir(seed):
+        copy_reports(folder, plan.reports / size / f"world{seed}")
+    write_trend(plan.reports, plan.reports)
     return noise
 
 
@@ -95,12 +171,12 @@ OFFSETS = {"M": CHECKPOINTS / "studies" / "offsets" / "offsets_faithful.json"}
 CEILINGS = {"pixels": "offset_input", "image tokens": "offset_output"}  # any pixel pattern; any image tokens
 
 
-def ceilings(model: str = "idk") -> dict[str, dict[str, list[float]]]:
+def ceilings(model: str = "idk", reports: Path = SCALE_REPORTS) -> dict[str, dict[str, list[float]]]:
     """ceilings[size][site]: per split, the offset's gain over the clean photo on unseen people's held-out photos
     (group c), in points, for every size whose offsets study has run."""
     out = {}
     for size in SIZES:
-        path = OFFSETS.get(size, SCALE_REPORTS / size / "offsets.json")
+        path = OFFSETS.get(size, reports / size / "offsets.json")
         run = json.loads(path.read_text()).get(model) if path.is_file() else None
         if run:
             splits = run["splits"].values()
@@ -112,18 +188,21 @@ def ceilings(model: str = "idk") -> dict[str, dict[str, list[float]]]:
 @cache
 def tower_parameters(size: str) -> int:
     """The vision tower's parameters at this size, as pretraining builds it (the caption tower is thrown away)."""
-    return sum(p.numel() for p in build_clip(tower_of(size)).vision_model.parameters())
+    with torch.device("meta"):  # counted, never allocated: XXL's tower is 600 MB in fp32
+        return sum(p.numel() for p in build_clip(tower_of(size)).vision_model.parameters())
 
 
-def attack_reports(model: str, seeds: tuple[int, ...] = (0, 1)) -> dict[str, dict[str, Any]]:
+def attack_reports(
+    model: str, seeds: tuple[int, ...] = (0, 1), reports: Path = SCALE_REPORTS
+) -> dict[str, dict[str, Any]]:
     """reports[size][world] of one attacked model: size M's from the shipped faithful worlds, the others' from
-    their shipped copies under SCALE_REPORTS; a world not attacked yet is left out."""
+    their shipped copies under `reports`; a world not attacked yet is left out."""
     out: dict[str, dict[str, Any]] = {}
     shipped = attacked_worlds()  # size M: the faithful worlds' own attack reports
     for size in SIZES:
         found = {}
         for seed in seeds:
-            folder = shipped.get(f"seed{seed}") if size == "M" else SCALE_REPORTS / size / f"world{seed}" / "noise"
+            folder = shipped.get(f"seed{seed}") if size == "M" else reports / size / f"world{seed}" / "noise"
             path = folder / model / "report.json" if folder is not None else None
             if path is not None and path.is_file():
                 found[f"world {seed}"] = json.loads(path.read_text())
@@ -132,7 +211,7 @@ def attack_reports(model: str, seeds: tuple[int, ...] = (0, 1)) -> dict[str, dic
     return out
 
 
-def write_trend(out: Path = SCALE_REPORTS) -> dict[str, Any]:
+def write_trend(out: Path = SCALE_REPORTS, reports: Path = SCALE_REPORTS) -> dict[str, Any]:
     """trend.json and trend.md: per attacked model and group, the table per size and the slope with its interval
     (docs/scale.md, "How the trend is read"), over every size attacked so far."""
     params = {size: float(tower_parameters(size)) for size in SIZES}
@@ -141,16 +220,16 @@ def write_trend(out: Path = SCALE_REPORTS) -> dict[str, Any]:
              "attacked so far. Generation exact match, points: the gain of δ over the clean photo, each control's "
              "gain, and δ's gain beyond the best control, mean ± sd over world × split points."]  # fmt: skip
     for model in DEMO_MODELS:
-        reports = attack_reports(model)
+        by_size = attack_reports(model, reports=reports)
         found["models"][model] = {}
         for label, group in GROUPS.items():
-            pts = points(reports, group)
+            pts = points(by_size, group)
             t = trend(pts, params) if pts else None
             found["models"][model][group] = {"points": [asdict(p) for p in pts], "trend": t and asdict(t)}
             lines += ["", f"## {model}: {label}", "", table(pts, params).rstrip()]
             if t is not None:
                 lines += ["", t.sentence(f"{model}, {label}")]
-    found["ceilings"] = ceilings()
+    found["ceilings"] = ceilings(reports=reports)
     lines += ["", "## The ceilings on IDK: unseen people, held-out photos", "",
               "An offset with no budget, fitted like δ, at the tower's input (any pixel pattern) and at its output "
               "(any image tokens), world 0, per split (studies/offsets.py):", "",

@@ -20,7 +20,7 @@ from sua_demo.errors import BadValueError
 from sua_demo.machine import cpu_model
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.llava import LlavaAdapter
-from sua_demo.models.loading import load_adapter
+from sua_demo.models.loading import build_device, load_adapter
 from sua_demo.models.tiny_llava import bench_corpus, build_model, build_processor, build_tokenizer
 from sua_demo.precision import Precision, resolve
 from sua_demo.resume import Checkpointed
@@ -47,6 +47,7 @@ def starting_model(bench: Bench, cfg: TrainConfig, model_cfg: TinyModelConfig) -
     start = Path(cfg.start_from)
     start = start if start.is_absolute() else CHECKPOINTS.parent / start  # saved configs name it from the checkout
     adapter = load_adapter(start) if cfg.start_from else build_tiny(bench, model_cfg)
+    adapter.model.to(build_device())  # where $SUA_DEVICE says (load_adapter has moved a loaded one already)
     if cfg.train_parts == "language_model":
         adapter.freeze_vision_side()
     return adapter

@@ -243,6 +243,8 @@ def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(
         "S": (64, 2, 2),
         "M": (128, 4, 4),
         "L": (256, 8, 8),
+        "XL": (512, 12, 16),
+        "XXL": (1024, 12, 32),
     }
     assert SIZES["M"] == TowerConfig() and world_of("M", 0) == FAITHFUL and world_of("S", 1).name == "world1"
     for tower in SIZES.values():  # nothing else of the pretraining moves with the size
@@ -258,4 +260,4 @@ def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(
     assert (vision.hidden_size, vision.num_hidden_layers, vision.num_attention_heads) == (64, 2, 2)
     assert adapter.model.config.vision_feature_layer == -2
     with pytest.raises(Exception, match="unknown tower size"):
-        world_of("XL", 0)
+        world_of("XXXL", 0)

@@ -90,3 +90,27 @@ def test_about_draws_the_trend_against_tower_parameters_and_says_what_is_measure
     assert any(t.name.startswith("IDK ceiling, any image tokens") for t in fig.data)
     said = scale_words(found)
     assert f"Tower sizes attacked so far: {', '.join(sizes)}." in said
+
+
+def test_a_world_whose_vanilla_misses_its_gates_is_reported_and_not_attacked(tmp_path):
+    """docs/scale.md's gate: a world whose vanilla misses a gate is not attacked (IDK's and GradDiff's misses do
+    not stop it); the refusal names the miss, before any model loads."""
+    import dataclasses
+    import json
+
+    import pytest
+
+    from sua_demo.errors import BadValueError
+    from sua_demo.scale import STUDY, attack_size, vanilla_misses
+
+    world = tmp_path / "runs" / "S" / "world1"
+    world.mkdir(parents=True)
+    row = {"model": "vanilla", "group": "forget/heldout", "metric": "gen_em", "gate": "≥ 80 %", "value": 0.76}
+    rows = [{**row, "met": False}, {**row, "model": "idk", "met": False}, {**row, "group": "forget/train", "met": True}]
+    (world / "gates.json").write_text(json.dumps({"all_met": False, "gates": rows}))
+    assert vanilla_misses(world) == ["forget/heldout gen_em 76.0 % (gate ≥ 80 %)"]
+    plan = dataclasses.replace(STUDY, runs=tmp_path / "runs", reports=tmp_path / "reports")
+    with pytest.raises(BadValueError, match="world 1: its vanilla misses forget/heldout gen_em 76.0 %"):
+        attack_size("S", 1, plan)
+    (world / "gates.json").write_text(json.dumps({"all_met": False, "gates": rows[1:]}))
+    assert vanilla_misses(world) == []

@@ -72,17 +72,18 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
 
 
 def cmd_build_scale(args: argparse.Namespace) -> None:
-    from sua_demo.scale import SCALE_REPORTS, attack_size, build_size, general_of, write_trend
+    from sua_demo.scale import attack_size, build_size, general_of, plan_of, write_trend
 
+    plan = plan_of(args.plan, args.out)
     if args.general_only:
-        print(general_of(args.size))
+        print(general_of(args.size, plan=plan))
         return
     if args.trend:
-        write_trend()
-        print((SCALE_REPORTS / "trend.md").read_text())
+        write_trend(plan.reports, plan.reports)
+        print((plan.reports / "trend.md").read_text())
         return
     for seed in args.seeds:
-        print(attack_size(args.size, seed) if args.attack else build_size(args.size, seed))
+        print(attack_size(args.size, seed, plan) if args.attack else build_size(args.size, seed, plan=plan))
 
 
 def cmd_train_ddpm(args: argparse.Namespace) -> None:
@@ -156,16 +157,7 @@ def add_commands(sub: Any) -> None:
                       "into runs/faithful/validation/")  # fmt: skip
     p.set_defaults(func=cmd_build_faithful)
 
-    p = sub.add_parser("build-scale", help="docs/scale.md: a faithful world at another tower size, then its attack")
-    p.add_argument(
-        "--size", required=True, choices=["S", "M", "L"], help="the tower: S 64x2, M (shipped) 128x4, L 256x8"
-    )
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="bench seeds (worlds)")
-    step = p.add_mutually_exclusive_group()
-    step.add_argument("--general-only", action="store_true", help="only the size's tower and general model")
-    step.add_argument("--attack", action="store_true", help="attack the built worlds (3 splits, every control)")
-    step.add_argument("--trend", action="store_true", help="only rewrite the trend over every size attacked so far")
-    p.set_defaults(func=cmd_build_scale)
+    add_scale_command(sub)
 
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "ddpm"))
@@ -178,3 +170,27 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--steps", type=positive_int, default=800)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_train_dncnn, out_is_file=True)
+
+
+def add_scale_command(sub: Any) -> None:
+    """`sua build-scale`: docs/scale.md's study, one stage a run (gpu_scale.sh and studies/scale.sh call it)."""
+    p = sub.add_parser("build-scale", help="docs/scale.md: a faithful world at another tower size, then its attack")
+    p.add_argument(
+        "--size",
+        required=True,
+        choices=["S", "M", "L", "XL", "XXL"],
+        help="the tower, width x depth: S 64x2, M (shipped) 128x4, L 256x8; on a GPU XL 512x12, XXL 1024x12",
+    )
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="bench seeds (worlds)")
+    p.add_argument(
+        "--plan",
+        choices=["study", "toy"],
+        default="study",
+        help="study: every recipe as shipped; toy: every stage in seconds (a few people and steps)",
+    )
+    p.add_argument("--out", help="write weights and reports under this folder (default: runs/ and checkpoints/)")
+    step = p.add_mutually_exclusive_group()
+    step.add_argument("--general-only", action="store_true", help="only the size's tower and general model")
+    step.add_argument("--attack", action="store_true", help="attack the built worlds (3 splits, every control)")
+    step.add_argument("--trend", action="store_true", help="only rewrite the trend over every size attacked so far")
+    p.set_defaults(func=cmd_build_scale)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,6 +197,20 @@ def check_device(device: str | None) -> None:
         raise SuaError(f"device {device!r}: MPS is not available here; use cpu or auto")
 
 
+DEVICE_ENV = "SUA_DEVICE"
+
+
+def build_device() -> torch.device:
+    """Where the builds compute and where a model loads when no device is named: $SUA_DEVICE, checked like
+    --device ("auto": a CUDA GPU if one is visible), the CPU when unset. One variable rather than a flag on every
+    stage, so every process of a study script computes where it says (benchmarks/gpu_scale.sh)."""
+    name = os.environ.get(DEVICE_ENV, "").strip() or "cpu"
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    check_device(name)
+    return torch.device(name)
+
+
 def _where(source: str) -> tuple[Path | None, str]:
     """(the LoRA adapter folder or None, the base model's folder or Hub id), each checked before anything loads:
     a folder that is not a model, a Hub id that cannot be one, an adapter with pickled weights."""
@@ -227,10 +242,13 @@ def load_adapter(
 
     dtype: a torch dtype or "auto" | "float32" | "bfloat16" | "float16" (None: float32, as before);
     device_map="auto" lets accelerate place a model too large for one device; remote code stays off
-    unless `trust_remote_code` says otherwise, since it runs code from the model folder."""
+    unless `trust_remote_code` says otherwise, since it runs code from the model folder; no device named: where
+    $SUA_DEVICE says (`build_device`), else the CPU."""
     from transformers import AutoConfig, AutoModelForImageTextToText
 
     check_device(device)
+    if device is None and device_map is None and os.environ.get(DEVICE_ENV):
+        device = str(build_device())
     source = str(source)
     lora_dir, base = _where(source)
     base_local = Path(base).is_dir()

@@ -22,6 +22,7 @@ from sua_demo.dataset.profiles import FACT_POOLS, FIRST_NAMES, LAST_NAMES, LOOK_
 from sua_demo.dataset.synthetic import build_bench
 from sua_demo.machine import describe
 from sua_demo.models.llava import LlavaAdapter
+from sua_demo.models.loading import build_device
 from sua_demo.models.tiny_llava import bench_corpus, build_model, build_processor, build_tokenizer
 from sua_demo.precision import resolve
 from sua_demo.pretrain.population import Population, build_population, caption, caption_vocabulary
@@ -78,8 +79,9 @@ def general_stage(
     """Train (or finish training) the projector and language model over the frozen tower."""
     log.info("general stage on %s", describe())
     population = build_population(tower_cfg)
+    device = build_device()
     adapter = general_model(tower, tower_cfg)
-    model = adapter.model
+    model = adapter.model.to(device)  # batches move to it in the adapter's own calls
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     rng = np.random.default_rng(cfg.seed)
@@ -90,7 +92,7 @@ def general_stage(
         optimizer.load_state_dict(run.resumed["optimizer"])
         rng.bit_generator.state = run.resumed["rng"]
         step, losses = run.resumed["step"], run.resumed["losses"]
-    precision = resolve(cfg.precision)
+    precision = resolve(cfg.precision, device)
     model.train()
     bar = tqdm(total=cfg.steps, initial=step, desc="general stage", disable=not progress)
     while step < cfg.steps:
@@ -99,7 +101,7 @@ def general_stage(
         x = adapter.prepare_images([population.photos[i] for i in picks])
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        with precision.autocast("cpu"):
+        with precision.autocast(device):
             loss = adapter.answer_nll(x, qs, answers).mean()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

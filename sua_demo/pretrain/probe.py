@@ -17,9 +17,10 @@ from sua_demo.pretrain.tower import normalise
 def patch_features(tower: torch.nn.Module, photos: list, layer: int = -2) -> torch.Tensor:
     """(N, tokens * D) patch tokens (CLS dropped) of `layer`, each photo's vector unit length."""
     x = torch.from_numpy(np.stack([np.asarray(p) for p in photos])).permute(0, 3, 1, 2)
+    device = next(tower.parameters()).device
     out = []
     for chunk in x.split(128):
-        hidden = tower(pixel_values=normalise(chunk), output_hidden_states=True).hidden_states[layer][:, 1:]
+        hidden = tower(pixel_values=normalise(chunk).to(device), output_hidden_states=True).hidden_states[layer][:, 1:]
         out.append(hidden.flatten(1).float())
     return torch.nn.functional.normalize(torch.cat(out), dim=1)
 

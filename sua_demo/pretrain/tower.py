@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from sua_demo.config import TowerConfig
 from sua_demo.machine import describe
+from sua_demo.models.loading import build_device
 from sua_demo.models.tiny_llava import clip_model
 from sua_demo.precision import resolve
 from sua_demo.pretrain.population import Population, build_population, caption, caption_vocabulary
@@ -58,10 +59,11 @@ def lr_at(step: int, cfg: TowerConfig) -> float:
 
 def pretrain_tower(cfg: TowerConfig, state_path: str | Path, progress: bool = True) -> tuple[torch.nn.Module, dict]:
     """Train (or finish training) the tower; returns its vision half and a summary (steps, loss, seconds, CPU)."""
-    log.info("tower pretraining on %s", describe())
+    log.info("tower pretraining on %s (%s)", describe(), build_device())
     population = build_population(cfg)
     x_all, ids_all = pixels(population), caption_ids(population)
-    model = build_clip(cfg)
+    device = build_device()
+    model = build_clip(cfg).to(device)  # the photos stay on the CPU; each batch moves
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     gen = torch.Generator().manual_seed(cfg.seed)
     run = Checkpointed(state_path)
@@ -71,15 +73,16 @@ def pretrain_tower(cfg: TowerConfig, state_path: str | Path, progress: bool = Tr
         optimizer.load_state_dict(run.resumed["optimizer"])
         gen.set_state(run.resumed["generator"])
         step, losses = run.resumed["step"], run.resumed["losses"]
-    precision = resolve(cfg.precision)
+    precision = resolve(cfg.precision, device)
     model.train()
     bar = tqdm(total=cfg.steps, initial=step, desc="pretrain tower (CLIP)", disable=not progress)
     while step < cfg.steps:
         pick = torch.randperm(len(ids_all), generator=gen)[: cfg.batch_size]
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
-        with precision.autocast("cpu"):
-            loss = model(input_ids=ids_all[pick], pixel_values=normalise(x_all[pick]), return_loss=True).loss
+        with precision.autocast(device):
+            ids, x = ids_all[pick].to(device), normalise(x_all[pick]).to(device)
+            loss = model(input_ids=ids, pixel_values=x, return_loss=True).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
