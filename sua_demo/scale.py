@@ -51,6 +51,7 @@ SIZES: dict[str, TowerConfig] = {
     "XL": replace(TowerConfig(), hidden=512, layers=12, heads=16),
     "XXL": replace(TowerConfig(), hidden=1024, layers=12, heads=32),
 }
+CPU_SIZES = ("S", "M", "L")  # the trend's slope; XL and XXL (a GPU's) are shown beside it, apart (docs/scale.md)
 STUDIED = ("vanilla", "retrain", *DEMO_MODELS)  # what each size builds: the controls and the attacked methods
 SCALE_RUNS = RUNS / "scale"
 SCALE_REPORTS = FAITHFUL / "scale"
@@ -214,17 +215,19 @@ def attack_reports(
 def write_trend(out: Path = SCALE_REPORTS, reports: Path = SCALE_REPORTS) -> dict[str, Any]:
     """trend.json and trend.md: per attacked model and group, the table per size and the slope with its interval
     (docs/scale.md, "How the trend is read"), over every size attacked so far."""
-    params = {size: float(tower_parameters(size)) for size in SIZES}
+    by_model = {model: attack_reports(model, reports=reports) for model in DEMO_MODELS}
+    attacked = {size for by_size in by_model.values() for size in by_size}
+    params = {s: float(tower_parameters(s)) for s in SIZES if s in CPU_SIZES or s in attacked}  # in size order
     found: dict[str, Any] = {"parameters": params, "models": {}}
     lines = ["# Does SUA's reach grow with the vision tower?", "", "docs/scale.md's reading, over every size "
              "attacked so far. Generation exact match, points: the gain of δ over the clean photo, each control's "
              "gain, and δ's gain beyond the best control, mean ± sd over world × split points."]  # fmt: skip
     for model in DEMO_MODELS:
-        by_size = attack_reports(model, reports=reports)
         found["models"][model] = {}
         for label, group in GROUPS.items():
-            pts = points(by_size, group)
-            t = trend(pts, params) if pts else None
+            pts = points(by_model[model], group)
+            on_cpu = [p for p in pts if p.size in CPU_SIZES]
+            t = trend(on_cpu, {s: params[s] for s in CPU_SIZES}) if on_cpu else None
             found["models"][model][group] = {"points": [asdict(p) for p in pts], "trend": t and asdict(t)}
             lines += ["", f"## {model}: {label}", "", table(pts, params).rstrip()]
             if t is not None:

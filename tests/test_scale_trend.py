@@ -82,14 +82,16 @@ def test_about_draws_the_trend_against_tower_parameters_and_says_what_is_measure
     found = json.loads((SCALE_REPORTS / "trend.json").read_text())
     fig = scale_figure(found)
     unseen = next(t for t in fig.data if t.name == "IDK, δ: unseen people, held-out photos")
-    sizes = sorted({p["size"] for p in found["models"]["idk"]["c_unseen_heldout"]["points"]})
+    measured = {p["size"] for p in found["models"]["idk"]["c_unseen_heldout"]["points"]}
+    sizes = [s for s in found["parameters"] if s in measured]  # in the study's order of size
     assert list(unseen.x) == [tower_parameters(s) for s in sizes] and fig.layout.xaxis.type == "log"
     assert [t.split(":")[0] for t in fig.layout.xaxis.ticktext] == ["S", "M", "L"]  # every size in view, built or not
     gains = [p["gain"] for p in found["models"]["idk"]["c_unseen_heldout"]["points"] if p["size"] == "M"]
     assert np.isclose(unseen.y[sizes.index("M")], np.mean(gains))
     assert any(t.name.startswith("IDK ceiling, any image tokens") for t in fig.data)
     said = scale_words(found)
-    assert f"Tower sizes attacked so far: {', '.join(sizes)}." in said
+    listed = said.split("Tower sizes attacked so far: ")[1].split(". ")[0]
+    assert [part.split(" (")[0] for part in listed.split("), ")] == sizes and "world" in listed
 
 
 def test_a_world_whose_vanilla_misses_its_gates_is_reported_and_not_attacked(tmp_path):

@@ -160,7 +160,9 @@ def scale_words(trend: dict[str, Any]) -> str:
     """What the size study has measured so far, in words, above its picture."""
     from sua_demo.analysis.scale_trend import Trend
 
-    sizes = sorted({p["size"] for p in trend["models"]["idk"]["c_unseen_heldout"]["points"]})
+    pts = trend["models"]["idk"]["c_unseen_heldout"]["points"]
+    worlds = {s: len({p["world"] for p in pts if p["size"] == s}) for s in trend["parameters"]}
+    sizes = [f"{s} ({n} world{'s' if n > 1 else ''} × 3 splits)" for s, n in worlds.items() if n]
     said = trend["models"]["idk"]["c_unseen_heldout"]["trend"]
     sentence = Trend(**said).sentence("For IDK, δ's reach to unseen people") if said else "Nothing attacked yet."
     return (
