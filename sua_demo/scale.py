@@ -193,19 +193,21 @@ def tower_parameters(size: str) -> int:
         return sum(p.numel() for p in build_clip(tower_of(size)).vision_model.parameters())
 
 
-def attack_reports(
-    model: str, seeds: tuple[int, ...] = (0, 1), reports: Path = SCALE_REPORTS
-) -> dict[str, dict[str, Any]]:
-    """reports[size][world] of one attacked model: size M's from the shipped faithful worlds, the others' from
-    their shipped copies under `reports`; a world not attacked yet is left out."""
+WORLDS_PER_SIZE = 2  # docs/scale.md: worlds 0 and 1; a world refused for its vanilla's gates gives way to the next
+
+
+def attack_reports(model: str, reports: Path = SCALE_REPORTS) -> dict[str, dict[str, Any]]:
+    """reports[size][world] of one attacked model, from the first WORLDS_PER_SIZE worlds attacked at each size (by
+    bench seed: 0 and 1, or 0 and 2 where world 1's vanilla missed its gates and was not attacked): size M's from
+    the shipped faithful worlds, the others' from their shipped copies under `reports`."""
     out: dict[str, dict[str, Any]] = {}
     shipped = attacked_worlds()  # size M: the faithful worlds' own attack reports
     for size in SIZES:
         found = {}
-        for seed in seeds:
+        for seed in range(10):
             folder = shipped.get(f"seed{seed}") if size == "M" else reports / size / f"world{seed}" / "noise"
             path = folder / model / "report.json" if folder is not None else None
-            if path is not None and path.is_file():
+            if path is not None and path.is_file() and len(found) < WORLDS_PER_SIZE:
                 found[f"world {seed}"] = json.loads(path.read_text())
         if found:
             out[size] = found
