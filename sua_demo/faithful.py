@@ -2,7 +2,8 @@
 
 1. the shared general model, once for every world: the tower pretrained on the population (pretrain/tower.py),
    rounded to fp16 as it ships, then the general stage over it (pretrain/general.py);
-2. per bench seed: the shipped recipes (build.RECIPES) from the general model, the language model only.
+2. per bench seed: the shipped recipes (build.RECIPES, the demo models under SHIPPED_RULES) from the general model,
+   the language model only.
 Each step resumes from its checkpoint when the same command runs again, and a finished model folder is skipped."""
 
 from __future__ import annotations
@@ -44,7 +45,11 @@ log = logging.getLogger(__name__)
 
 FAITHFUL = shipped_world("faithful").models  # the default faithful world (bench seed 0) and its general model
 RUNS = CHECKPOINTS.parent / "runs" / "faithful"  # resumable states and the other worlds' models, not shipped
-REPORTS = FAITHFUL / "worlds"  # the other worlds' reports (evaluations, gates, attack reports): small, shipped
+# The worlds' reports (evaluations, gates, attack reports; small, shipped), one folder per world: under the train-photo
+# rule the worlds were first built with (REPORTS, a record kept as it was, world 0's copied when the rules changed),
+# and under the shipped rules (RULE_REPORTS; world 0's are the default world's own, beside its models)
+REPORTS = FAITHFUL / "worlds"
+RULE_REPORTS = FAITHFUL / "validation"
 
 
 def build_general(
@@ -81,23 +86,24 @@ def build_general(
     )
 
 
-# Stopping rules that read validation photos (docs/world.md, Changes, 2026-12-05), chosen on world 0's gates alone:
-# GradDiff stops at forget <= 20 % with retain >= 0.87 x its start on every person's validation photo, with a
-# retain weight of 5 and up to 800 steps (world 0: forget 18.7 %, retain 75.9 % on held-out photos, every gate
-# held). Not the shipped recipe yet: it ships once worlds 1 and 2 are built with it and re-attacked, blind.
+# The faithful world's stopping rules (docs/world.md, Changes, 2026-12-05), chosen on world 0's gates alone: each
+# reads every person's validation photo, which nothing trains on and no figure reports. GradDiff (run d) stops at
+# forget <= 20 % with retain >= 0.87 x its start, retain weight 5, up to 800 steps; IDK (run h) keeps its own
+# targets with a retain floor of 0.93 and unlearns under photo jitter with a strong light (held-out photos differ
+# from train ones by light direction and colour). Every world of this construction is built with them; the scale
+# study keeps the train-photo rule its first size was built with (docs/scale.md), and so does the first world.
+SHIPPED_RULES: dict[str, dict[str, Any]] = {
+    "grad_diff": {"watch": "validation", "forget_target": 0.20, "retain_floor": 0.87, "retain_weight": 5.0,
+                  "max_steps": 800},
+    "idk": {"watch": "validation", "forget_target": 0.10, "refusal_target": 0.90, "retain_floor": 0.93,
+            "augment": True, "augment_light": 0.7},
+}  # fmt: skip
+# `sua build-faithful --validation`: the shipped rules' models from a world's own vanilla, and the LoRA methods
+# under GradDiff's rule (fixed 2026-12-05 before any was built this way; analysis.gates.LORA_GATES): each keeps its
+# shipped rate and step budget and, the rule never met, the on-target check with the most retain (GA, KL and NPO
+# ran their whole budget, over-unlearned on purpose in the first world). One rule, tried once, reported as it lands.
 VALIDATION_RULES: dict[str, dict[str, Any]] = {
-    "grad_diff": {
-        "watch": "validation",
-        "forget_target": 0.20,
-        "retain_floor": 0.87,
-        "retain_weight": 5.0,
-        "max_steps": 800,
-    },  # fmt: skip
-    # The LoRA methods (issue 41), fixed 2026-12-05 before any was built this way: GradDiff's rule (forget <= 20 %,
-    # retain >= 0.87 x its start, on validation photos) and its gates (analysis.gates.LORA_GATES); each keeps its
-    # shipped rate and step budget, and, the rule never met, the on-target check with the most retain (GA, KL and
-    # NPO ran their whole budget, over-unlearned on purpose in the first world; a rule that watches generalisation
-    # must be allowed to stop them). No per-method tuning: one rule, tried once, reported as it lands.
+    **SHIPPED_RULES,
     **{name: {"watch": "validation", "forget_target": 0.20, "retain_floor": 0.87, "keep_best": True} for name in LORA},
 }
 
@@ -112,12 +118,12 @@ def validation_dir(seed: int) -> Path:
 
 
 def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = True, validation: bool = False) -> Path:
-    """The shipped recipes on the faithful bench of this seed, from the general model; finished folders stay.
-    `validation`: the unlearned models of VALIDATION_RULES instead, from the world's own vanilla (built first by a
-    plain call), into validation_dir."""
+    """The shipped recipes (SHIPPED_RULES for the demo models) on the faithful bench of this seed, from the general
+    model; finished folders stay. `validation`: the unlearned models of VALIDATION_RULES instead, from the world's
+    own vanilla (built first by a plain call), into validation_dir."""
     bench_cfg = faithful_bench(seed)
     vanilla = world_dir(seed) / "vanilla"
-    out, rules = (validation_dir(seed), VALIDATION_RULES) if validation else (world_dir(seed), {})
+    out, rules = (validation_dir(seed), VALIDATION_RULES) if validation else (world_dir(seed), SHIPPED_RULES)
     unknown = sorted(set(only or []) - {r.name for r in RECIPES})
     if unknown:
         raise UnknownNameError(f"unknown model(s) {unknown}; choose from {[r.name for r in RECIPES]}")
@@ -259,12 +265,12 @@ def audit_world(seed: int = 0, names: tuple[str, ...] = DEMO_MODELS) -> Path:
 
 
 def ship_reports(seed: int) -> Path | None:
-    """The reports of a world whose models are not shipped (seed >= 1), copied beside the default world's:
-    each model's eval.json/.md, the gates, and the attack's report and per-split files (no weights, no δ), so the
-    gate table and the comparison over worlds can be read and rebuilt from a clean checkout."""
+    """The reports of a world whose models are not shipped (seed >= 1), built by the shipped rules, copied beside the
+    default world's: each model's eval.json/.md, the gates, and the attack's report and per-split files (no weights,
+    no δ), so the gate table and the comparison over worlds can be read and rebuilt from a clean checkout."""
     if seed == 0:
         return None
-    return copy_reports(world_dir(seed), REPORTS / f"world{seed}")
+    return copy_reports(world_dir(seed), RULE_REPORTS / f"world{seed}")
 
 
 def copy_reports(src: Path, out: Path) -> Path | None:
@@ -281,43 +287,46 @@ def copy_reports(src: Path, out: Path) -> Path | None:
     return out
 
 
+def _world_folders(root: Path, default: Path | None = None) -> dict[int, Path]:
+    """World seed -> its reports folder under `root` (world<seed>/), world 0 being `default` where it is given."""
+    found = {
+        int(p.name.removeprefix("world")): p for p in root.glob("world*") if p.name.removeprefix("world").isdigit()
+    }
+    return dict(sorted((found | ({0: default} if default else {})).items()))
+
+
 def attacked_worlds() -> dict[str, Path]:
-    """Every faithful world's attack reports: from its shipped copy (every model's, whichever run attacked it; a
-    world rebuilt to attack one more model has only that one in its build folder), else its build folder."""
-    out = {}
-    for seed in range(10):
-        for folder in (REPORTS / f"world{seed}" / "noise", world_dir(seed) / "noise"):
-            if folder.is_dir():
-                out[f"seed{seed}"] = folder
-                break
-    return out
-
-
-def validation_attacked() -> dict[str, Path]:
-    """Every world's attack reports of the models the validation-photo rules made (their shipped copies)."""
-    folders = {f"seed{s}": FAITHFUL / "validation" / f"world{s}" / "noise" for s in range(10)}
+    """Every faithful world's attack reports under the train-photo rule the worlds were first built with (their
+    shipped record): the first construction's comparison and size M of the scale study (docs/scale.md) read them."""
+    folders = {f"seed{s}": f / "noise" for s, f in _world_folders(REPORTS).items()}
     return {name: folder for name, folder in folders.items() if folder.is_dir()}
 
 
-def validation_gates() -> str:
-    """validation/gates_worlds.md: the gates of the models the validation-photo rules built, over the worlds built."""
-    found = {s: FAITHFUL / "validation" / f"world{s}" / "gates.json" for s in range(10)}
-    title = "Quality gates of the validation-photo rules over the faithful worlds (not shipped)"
-    return gates_over_worlds(FAITHFUL / "validation", {s: p for s, p in found.items() if p.is_file()}, title)
+def validation_attacked() -> dict[str, Path]:
+    """Every world's attack reports of the models the shipped (validation-photo) rules made: the default world's own,
+    the others' shipped copies."""
+    folders = {f"seed{s}": f / "noise" for s, f in _world_folders(RULE_REPORTS, FAITHFUL).items()}
+    return {name: folder for name, folder in folders.items() if folder.is_dir()}
+
+
+def train_rule_gates(out: Path = REPORTS) -> str:
+    """gates_worlds.md over the worlds as first built, under the train-photo rule (their record, in REPORTS)."""
+    found = {s: f / "gates.json" for s, f in _world_folders(REPORTS).items()}
+    return gates_over_worlds(
+        out, found, "Quality gates over the faithful worlds under the train-photo rule (until 2026-12-05)"
+    )
 
 
 def gates_over_worlds(out: Path = FAITHFUL, found: dict[int, Path] | None = None, title: str = "") -> str:
-    """gates_worlds.md: every gate, one column per faithful world built so far (by default the default world's own
-    gates.json and the others' shipped copies; or `found`, world seed -> gates.json), and how many hold in each.
-    Rows not built in any world are left out."""
-    found = found or {0: FAITHFUL / "gates.json"} | {
-        int(p.parent.name.removeprefix("world")): p for p in sorted(REPORTS.glob("world*/gates.json"))
-    }
+    """gates_worlds.md: every gate, one column per faithful world built so far (by default under the shipped rules:
+    the default world's own gates.json and the others' shipped copies; or `found`, world seed -> gates.json), and
+    how many hold in each. Rows not built in any world are left out."""
+    found = found or {s: f / "gates.json" for s, f in _world_folders(RULE_REPORTS, FAITHFUL).items()}
     worlds = {seed: json.loads(path.read_text())["gates"] for seed, path in sorted(found.items()) if path.is_file()}
     built = [[r for r in rows if r["value"] is not None] for rows in worlds.values()]
     keys = list(dict.fromkeys((r["model"], r["group"], r["metric"], r["gate"]) for rows in built for r in rows))
     head = "| model | group | metric | gate | " + " | ".join(f"world {s}" for s in worlds) + " |"
-    title = title or "Quality gates over the faithful worlds"
+    title = title or "Quality gates over the faithful worlds (the shipped stopping rules)"
     lines = [f"# {title}", "", "From each world's models' eval.json.", "", head]
     lines.append("|---|---|---|---|" + "---|" * len(worlds))
     for key in keys:

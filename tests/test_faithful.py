@@ -210,6 +210,23 @@ def test_the_validation_rules_are_recipes_and_need_their_worlds_vanilla(tmp_path
         faithful.build_world(7, validation=True)
 
 
+def test_a_world_is_built_by_the_shipped_rules_and_the_scale_study_keeps_the_train_photo_rule(tmp_path, monkeypatch):
+    """Issue 41: every faithful world's IDK and GradDiff stop on validation photos (SHIPPED_RULES, docs/world.md);
+    the other models keep their recipes, and the scale study's sizes keep the rule its first size was built with."""
+    from sua_demo import faithful, scale
+
+    built = {}
+    monkeypatch.setattr(faithful, "world_dir", lambda seed: tmp_path / f"world{seed}")
+    monkeypatch.setattr(faithful, "build_general", lambda progress=True: tmp_path / "general")
+    monkeypatch.setattr(faithful, "write_gates", lambda out: [])
+    monkeypatch.setattr(faithful, "build_model", lambda recipe, *a: built.setdefault(recipe.name, a[4]))
+    faithful.build_world(3, ["vanilla", "idk", "grad_diff", "npo_lora"])
+    rules = faithful.SHIPPED_RULES
+    assert built == {"vanilla": {}, "idk": rules["idk"], "grad_diff": rules["grad_diff"], "npo_lora": {}}
+    assert all(rule["watch"] == "validation" for rule in faithful.SHIPPED_RULES.values())
+    assert scale.STUDY.unlearn == {}  # the study's recipes as build.RECIPES has them: the train-photo rule
+
+
 def test_a_world_rebuilt_in_part_does_not_replace_its_shipped_reports(tmp_path, monkeypatch):
     """Rebuilding only world 1's vanilla (to build more models on it) copied its partial gates over the shipped
     ones and then failed on the missing models' empty gate values; now it ships nothing until the world is whole,
@@ -217,7 +234,7 @@ def test_a_world_rebuilt_in_part_does_not_replace_its_shipped_reports(tmp_path, 
     from sua_demo import faithful
 
     monkeypatch.setattr(faithful, "RUNS", tmp_path / "runs")
-    monkeypatch.setattr(faithful, "REPORTS", tmp_path / "reports")
+    monkeypatch.setattr(faithful, "RULE_REPORTS", tmp_path / "reports")
     part = tmp_path / "runs" / "world1" / "vanilla"
     part.mkdir(parents=True)
     (part / "eval.json").write_text("{}")

@@ -42,8 +42,8 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         build_world,
         gates_over_worlds,
         ship_reports,
+        train_rule_gates,
         validation_attacked,
-        validation_gates,
     )
     from sua_demo.worlds import compare_worlds
 
@@ -61,11 +61,10 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
                 if args.attack
                 else build_world(seed, args.only, validation=args.validation)
             )
-        if args.validation:
-            validation_gates()
-            continue  # its models stay in runs/ until the rule is adopted; their gates and reports ship
-        ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
-    gates_over_worlds()
+        if not args.validation:  # a study's models (runs/faithful/validation/) ship by hand, if ever
+            ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
+    gates_over_worlds()  # the shipped rules' table, and the train-photo rule's record beside it
+    train_rule_gates()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
         compare_worlds(CHECKPOINTS / "noise" / "worlds.json", attacked_worlds(), FAITHFUL, validation_attacked())
         print((FAITHFUL / "compare.md").read_text())
@@ -152,9 +151,8 @@ def add_commands(sub: Any) -> None:
     step.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
     step.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
     step.add_argument("--second-retrain", action="store_true", help="the retrain control again from training seed 1")
-    step.add_argument("--validation", action="store_true",
-                      help="the unlearned models of the validation-photo stopping rules (faithful.VALIDATION_RULES), "
-                      "into runs/faithful/validation/")  # fmt: skip
+    said = "the validation-photo rules' models (faithful.VALIDATION_RULES) from a world's vanilla, into runs/faithful/"
+    step.add_argument("--validation", action="store_true", help=said)
     p.set_defaults(func=cmd_build_faithful)
 
     add_scale_command(sub)
