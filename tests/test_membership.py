@@ -155,3 +155,19 @@ def test_the_membership_card_reads_every_model_against_the_retrain_control(saved
     assert all(v == 0 for v in ret["privleak"].values()) and ret["forget_quality"] == pytest.approx(1.0)
     assert card["counts"] == {"members": 2 * (2 * 5 + 4), "nonmembers": 2 * (2 * 5 + 4)}
     assert "| retrain |" in capsys.readouterr().out
+
+
+def test_an_updated_card_replaces_only_the_rebuilt_rows_and_only_on_the_same_reference():
+    """`sua membership --update`: a world whose IDK and GradDiff were rebuilt keeps the other models' rows (a second
+    retrain control is hours of work); another retrain control or other items would mix two references."""
+    from sua_demo.analysis.membership import updated_card
+    from sua_demo.errors import BadValueError
+
+    def card(**rows: float) -> dict:
+        return {"counts": {"members": 4, "nonmembers": 4}, "models": {k: {"auc": {"loss": v}} for k, v in rows.items()}}
+
+    old, fresh = card(retrain=0.5, idk=0.9, npo=0.2), card(retrain=0.5, idk=0.6)
+    assert updated_card(old, fresh)["models"] == {"retrain": {"auc": {"loss": 0.5}}, "idk": {"auc": {"loss": 0.6}},
+                                                  "npo": {"auc": {"loss": 0.2}}}  # fmt: skip
+    with pytest.raises(BadValueError, match="another retrain control"):
+        updated_card(old, card(retrain=0.55, idk=0.6))

@@ -55,6 +55,19 @@ def membership_card(models_dir: Path, names: list[str], others: dict[str, Path] 
     return {"counts": {"members": len(members), "nonmembers": len(outsiders)}, "models": rows}
 
 
+def updated_card(card: dict[str, Any], fresh: dict[str, Any]) -> dict[str, Any]:
+    """`card` with the rows of `fresh` (a card of some of the same world's models, rebuilt) in place of its own: the
+    other rows are kept, which is sound only if both read the same items against the same retrain control, so the
+    counts and the retrain control's row must agree."""
+    same_retrain = all(
+        abs(card["models"]["retrain"]["auc"][a] - fresh["models"]["retrain"]["auc"][a]) < 1e-9
+        for a in card["models"]["retrain"]["auc"]
+    )
+    if card["counts"] != fresh["counts"] or not same_retrain:
+        raise BadValueError("the card to update reads other items or another retrain control; rebuild it whole")
+    return {"counts": card["counts"], "models": card["models"] | fresh["models"]}
+
+
 def membership_markdown(card: dict[str, Any]) -> str:
     names = MIAS.names()
     lines = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,15 @@ def cmd_mia(args: argparse.Namespace) -> None:
 
 
 def cmd_membership(args: argparse.Namespace) -> None:
-    from sua_demo.analysis.membership import membership_card, membership_markdown
+    from sua_demo.analysis.membership import membership_card, membership_markdown, updated_card
     from sua_demo.io import atomic_write_text, write_json
 
     folder = Path(args.models)
     others = {"retrain_seed1": Path(args.second_retrain)} if args.second_retrain else {}
     card = membership_card(folder, args.names, others)
     out = Path(args.out) if args.out else folder
+    if args.update:
+        card = updated_card(json.loads((out / "membership.json").read_text()), card)
     write_json(out / "membership.json", card)
     atomic_write_text(out / "membership.md", membership_markdown(card))
     print(membership_markdown(card))
@@ -90,6 +93,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--names", nargs="+", default=["vanilla", *shipped.DEMO], help="the models to read")
     p.add_argument("--second-retrain", help="a retrain control from another seed: its forget quality should be high")
     p.add_argument("--out", help="folder for membership.json / .md (default: the world's folder)")
+    p.add_argument("--update", action="store_true",
+                   help="replace only these models' rows of the card already in --out (rebuilt models)")  # fmt: skip
     p.set_defaults(func=cmd_membership)
 
     p = sub.add_parser("report-card", help="every audited method against every probe, with a sentence per method")
