@@ -186,14 +186,15 @@ def compare_worlds(
     first_summary: Path, noise_dirs: dict[str, Path], out: Path, new_rule: dict[str, Path] | None = None
 ) -> dict[str, Any]:
     """compare.json / compare.md: the faithful worlds' summary (every finished world) beside the first world's;
-    with `new_rule` (each world's noise folder of the models a new stopping rule made), the shipped recipe's models
-    beside the new rule's, over the same worlds."""
+    with `new_rule` (each world's noise folder of the models the validation-photo rules made), the train-photo
+    rule's models (`noise_dirs`, as the worlds were first built) beside the new rule's, over the worlds each has."""
     first = json.loads(first_summary.read_text())
     faithful = summarise_worlds(world_reports(noise_dirs))
-    found, text = {"first": first, "faithful": faithful}, compare_markdown(first, faithful)
-    if new_rule:
+    names = ("first world", "faithful world" + (", train-photo rule" if new_rule else ""))
+    found, text = {"first": first, "faithful": faithful}, compare_markdown(first, faithful, names)
+    if new_rule:  # the first world's rule reads train photos too: the construction is compared under one rule
         found["new_rule"] = summarise_worlds(world_reports(new_rule))
-        names = ("shipped stopping rule", "validation-photo rule")
+        names = ("train-photo stopping rule (as first built)", "validation-photo rule (shipped)")
         text += "\n" + compare_markdown(faithful, found["new_rule"], names, level=2)
     write_json(out / "compare.json", found)
     atomic_write_text(out / "compare.md", text)
