@@ -101,3 +101,23 @@ def test_the_live_audits_closing_sentence_is_the_paired_test_adjusted_for_the_pr
     assert said.startswith("No probe brings back more") and "relearn 50 steps, 2 against 0" in said, said
     assert "p = 1.00" in said  # 0.5 x 2 probes, capped at 1
     assert closing_sentence({"runs": {"sua": [{}]}}) == ""  # a shipped audit without paired answers says nothing
+
+
+def test_guided_examples_show_people_delta_never_saw_first_and_its_own_people_only_when_none_passes(monkeypatch):
+    """The faithful world's IDK under the shipped rule: no person δ never saw passes the paired test, so a first visit
+    showed no example at all; the people δ was fitted on stand in, marked so the page can say whose they are."""
+    from types import SimpleNamespace
+
+    from sua_demo.analysis import examples
+
+    passing = {3: 0.01, 7: 0.2, 11: 0.03}
+    monkeypatch.setattr(examples, "_example", lambda bench, pid, *a: {"person": pid, "p": passing[pid],
+                        "beyond_controls": 4, "wins_on_photo": 1} if pid in passing else None)  # fmt: skip
+    split = SimpleNamespace(unseen_ids=[1, 2], attacker_ids=[3, 4, 7])
+    found = examples.guided_examples(None, split, None, None, None)
+    assert [(e["person"], e["fitted_on"]) for e in found] == [(3, True), (7, True)]
+    split = SimpleNamespace(unseen_ids=[1, 11], attacker_ids=[3])
+    assert [(e["person"], e["fitted_on"]) for e in examples.guided_examples(None, split, None, None, None)] == [
+        (11, False)
+    ]
+    assert examples.guided_examples(None, SimpleNamespace(unseen_ids=[1], attacker_ids=[2]), None, None, None) == []

@@ -2,7 +2,8 @@
 
 For a model and its shipped delta: every forget person delta never saw on whom it brings back more answers across
 their photos than its controls give, ranked by that margin (random noise of the same eps, the retrain
-control with the same delta); for each, the photo on which the most facts come back with delta alone.
+control with the same delta); for each, the photo on which the most facts come back with delta alone. Where no
+such person exists, the people delta was fitted on, marked as such.
 """
 
 from __future__ import annotations
@@ -40,30 +41,38 @@ def guided_examples(
     k: int = 4,
 ) -> list[dict[str, Any]]:
     """Up to k examples, strongest evidence first: {person, photo, brought_back, beyond_controls, p, correct{...},
-    wins_on_photo, total}. Only people on whom the verdict's paired test says δ brings answers back beyond its
-    controls count (analysis/paired.py); there may be none (a model δ cannot open)."""
-    found = []
-    for pid in split.unseen_ids:
-        answers = person_answers(bench, pid, unlearned, noise, random, vanilla, retrain)
-        examples, photos = person_examples(bench, pid)
-        truths = [e.item.answer for e in examples[: len(examples) // len(photos)]]
-        v = verdict(f"#{pid} {bench.person(pid).name}", truths, answers)
-        wins = [_clean_wins(answers, truths, p) for p in range(len(photos))]
-        best = max(range(len(photos)), key=lambda p: (wins[p], p))  # ties: the later (held-out) photo
-        test = v.beyond
-        found.append(
-            {
-                "person": pid,
-                "photo": photos[best],
-                "brought_back": v.brought_back,
-                "beyond_controls": v.count,  # the verdict's one count: right with δ, wrong under every control
-                "p": test.p if test is not None else 1.0,
-                "shown": bool(test is not None and test.first_wins),
-                "wins_on_photo": wins[best],
-                "correct": v.correct,
-                "total": v.total,
-            }
-        )
-    found = [e for e in found if e.pop("shown")]  # an example is a person the test says δ opens
-    found.sort(key=lambda e: (e["p"], -e["beyond_controls"], e["wins_on_photo"] == 0))
-    return found[:k]
+    wins_on_photo, total, fitted_on}. Only people on whom the verdict's paired test says δ brings answers back
+    beyond its controls count (analysis/paired.py). People δ never saw come first; where none passes (an unlearning
+    δ cannot reach past its own people), the people δ was fitted on stand in, marked `fitted_on`, so a first visit
+    still shows δ at work and says on whom. There may be none at all (a model δ cannot open)."""
+    for people, fitted_on in ((split.unseen_ids, False), (split.attacker_ids, True)):
+        found = [e for pid in people if (e := _example(bench, pid, unlearned, noise, random, retrain, vanilla))]
+        if found:
+            found.sort(key=lambda e: (e["p"], -e["beyond_controls"], e["wins_on_photo"] == 0))
+            return [{**e, "fitted_on": fitted_on} for e in found[:k]]
+    return []
+
+
+def _example(
+    bench: Bench, pid: int, unlearned: Model, noise: Noise, random: Noise, retrain: Model | None, vanilla: Model | None
+) -> dict[str, Any] | None:
+    """One person as an example, if the paired test says δ opens them: the photo where most facts come back."""
+    answers = person_answers(bench, pid, unlearned, noise, random, vanilla, retrain)
+    examples, photos = person_examples(bench, pid)
+    truths = [e.item.answer for e in examples[: len(examples) // len(photos)]]
+    v = verdict(f"#{pid} {bench.person(pid).name}", truths, answers)
+    test = v.beyond
+    if test is None or not test.first_wins:
+        return None
+    wins = [_clean_wins(answers, truths, p) for p in range(len(photos))]
+    best = max(range(len(photos)), key=lambda p: (wins[p], p))  # ties: the later (held-out) photo
+    return {
+        "person": pid,
+        "photo": photos[best],
+        "brought_back": v.brought_back,
+        "beyond_controls": v.count,  # the verdict's one count: right with δ, wrong under every control
+        "p": test.p,
+        "wins_on_photo": wins[best],
+        "correct": v.correct,
+        "total": v.total,
+    }

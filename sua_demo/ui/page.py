@@ -128,7 +128,8 @@ def examples(engine: Engine, model: str) -> list[dict[str, Any]]:
         label = person_label(engine, int(e["person"]), engine.role(int(e["person"]), sess.shipped_noise))
         text = f"#{e['person']} {engine.person(int(e['person'])).name} · photo {e['photo']} · "
         back = f"δ brings back {e['beyond_controls']} ({p_text(e['p'])})"  # the verdict's count and test, short
-        out.append({**e, "label": label, "text": text + back})
+        seen = " · one of the people δ was fitted on" if e.get("fitted_on") else ""  # none δ never saw passes
+        out.append({**e, "label": label, "text": text + back + seen})
     return out
 
 

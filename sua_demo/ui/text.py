@@ -9,7 +9,7 @@ GUIDE = (
 EMPTY = "<div class='verdict'><p class='controls'>Pick a person or an example; the results appear here.</p></div>"
 WORKING = "<div class='verdict'><p class='controls'>Working: asking the models with and without δ…</p></div>"
 NO_RESULT = "<div class='verdict'><p class='controls'>No results for this choice: the message above says why.</p></div>"
-EXAMPLES_LABEL = "examples: people δ never saw, on whom it brings back the most answers beyond its controls"
+EXAMPLES_LABEL = "examples: the people δ brings back most beyond its controls, those it never saw first"
 LEGEND = (
     "<details class='legend' open><summary>How to read this</summary><dl>"
     "<dt>δ</dt><dd>the noise: one faint pattern added to every photo, no pixel moved by more than ε/255.</dd>"
