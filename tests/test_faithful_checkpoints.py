@@ -67,11 +67,13 @@ def test_checkpoints_stay_small_and_safetensors_only():
 
 
 def test_the_gate_table_over_worlds_is_rebuilt_from_the_shipped_gates(tmp_path):
-    """gates_worlds.md says what each world's shipped gates.json says (the default world's, and the copies of the
-    others' reports under checkpoints/faithful/worlds/)."""
-    from sua_demo.faithful import FAITHFUL, gates_over_worlds
+    """gates_worlds.md says what each world's shipped gates.json says: under the shipped rules (the default world's,
+    and the copies of the others' reports under checkpoints/faithful/validation/), and under the train-photo rule
+    the worlds were first built with (checkpoints/faithful/worlds/)."""
+    from sua_demo.faithful import FAITHFUL, REPORTS, gates_over_worlds, train_rule_gates
 
     assert gates_over_worlds(tmp_path) == (FAITHFUL / "gates_worlds.md").read_text()
+    assert train_rule_gates(tmp_path) == (REPORTS / "gates_worlds.md").read_text()  # the worlds as first built
 
 
 def test_the_default_world_is_the_faithful_one_and_the_first_is_one_name_away():
@@ -113,3 +115,13 @@ def test_a_world_rebuilt_to_attack_one_more_model_is_read_from_its_shipped_repor
     assert faithful.attacked_worlds()["seed1"] == shipped / "world1" / "noise"
     with pytest.raises(faithful.UnknownNameError, match="demo models"):
         faithful.attack_world(1, only=["ga_lora"])
+
+
+def test_the_default_world_holds_every_gate_its_models_measure():
+    """Issue 41: under the shipped rules the default world's models hold all 17 gates, as their own eval.json say."""
+    from sua_demo.analysis.gates import all_met, gate_rows
+
+    reports = {p.parent.name: json.loads(p.read_text())["report"] for p in FAITHFUL.glob("*/eval.json")}
+    rows = gate_rows(reports)
+    assert len(rows) == 17 and all_met(rows)
+    assert json.loads((FAITHFUL / "gates.json").read_text())["gates"] == json.loads(json.dumps(rows))
