@@ -18,22 +18,16 @@ import shutil
 
 from sua_demo.build import RECIPES
 from sua_demo.config import CHECKPOINTS, faithful_bench
-from sua_demo.faithful import FAITHFUL, build_model, world_dir, write_gates
+from sua_demo.faithful import FAITHFUL, SHIPPED_RULES, build_model, world_dir, write_gates
 
 RUNS = CHECKPOINTS.parent / "runs" / "val"
 
 
 def rule(args: argparse.Namespace) -> dict:
-    """The stopping rule and jitter of one run: run f's, with the flags' changes."""
-    return {
-        "watch": "validation",
-        "forget_target": 0.10,
-        "refusal_target": args.refusal,
-        "retain_floor": 0.93,
-        "max_steps": args.max_steps,
-        "augment": True,
-        "augment_light": args.light,
-    }
+    """The stopping rule and jitter of one run: the shipped IDK rule (run h) with the flags' refusal, light and
+    steps, whose defaults make it run f's."""
+    return {**SHIPPED_RULES["idk"], "refusal_target": args.refusal, "augment_light": args.light,
+            "max_steps": args.max_steps}  # fmt: skip
 
 
 def main() -> None:
