@@ -180,7 +180,8 @@ class UnlearnConfig:
     rmu_steering: float = 6.5
     keep_best: bool = True  # if the rule is never met, keep the on-target check with the most retain
     # the photos the stopping rule reads: "train" (the forget people's train photos, one train photo per retain
-    # person) or "validation" (one extra photo per person that nothing trains on or reports; varied bench only)
+    # person) or "validation" (one extra photo per person that nothing trains on or reports; varied bench only), or
+    # "validation_and_train" (those, and forget on the forget people's train photos as well)
     watch: str = "train"
     # photo jitter on the forget and retain photos a step reads (one jitter per step, so a method that reads a batch
     # for its model and its reference sees one photo): unlearning sees more than the few train photos' exact pixels

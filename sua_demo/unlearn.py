@@ -44,18 +44,22 @@ class UnlearnResult:
     kept_step: int = 0  # the step whose weights were kept (the last, unless the rule was never met)
 
 
-WATCHES = ("train", "validation")
+WATCHES = ("train", "validation", "validation_and_train")
 
 
 def check_groups(bench: Bench, watch: str = "train") -> dict[str, list]:
     """A quick, fixed probe for the stopping rule. "train": forget on all train photos, retain on one photo each
     (it cannot see whether unlearning generalises); "validation": every person's validation photos, which
-    nothing trains on and no figure reports (`with_validation_photos`)."""
-    if watch == "validation":
-        return {
+    nothing trains on and no figure reports (`with_validation_photos`); "validation_and_train": those, and forget
+    on the train photos too, so the rule also asks that what unlearning trains on is forgotten."""
+    if watch in ("validation", "validation_and_train"):
+        groups = {
             "forget": image_examples(bench, bench.forget_ids, "validation", ("gen",)),
             "retain": image_examples(bench, bench.retain_ids, "validation", ("gen",)),
         }
+        if watch == "validation_and_train":
+            groups["forget_train"] = image_examples(bench, bench.forget_ids, "train", ("gen",))
+        return groups
     return {
         "forget": image_examples(bench, bench.forget_ids, "train", ("gen",)),
         "retain": image_examples(bench, bench.retain_ids, "train", ("gen",), photos_per_person=1),
@@ -65,22 +69,27 @@ def check_groups(bench: Bench, watch: str = "train") -> dict[str, list]:
 def probe(
     adapter: VisionLanguageAdapter, bench: Bench, bank: ImageBank, groups: dict[str, list] | None = None
 ) -> dict[str, float]:
-    """The stopping rule's three figures on `groups` (default: `check_groups`, the bench's fixed probe)."""
+    """The stopping rule's figures on `groups` (default: `check_groups`, the bench's fixed probe): forget, its
+    refusal and retain, and forget on the train photos where the groups hold them."""
     adapter.model.eval()
     r = evaluate(adapter, bench, bank, groups or check_groups(bench), progress=False)
-    return {
+    figures = {
         "forget_em": r["forget"]["gen_em"],
         "forget_refusal": r["forget"]["gen_refusal"],
         "retain_em": r["retain"]["gen_em"],
     }
+    if "forget_train" in r:
+        figures["forget_train_em"] = r["forget_train"]["gen_em"]
+    return figures
+
+
+def on_target(m: dict[str, float], cfg: UnlearnConfig) -> bool:
+    """Forget at or below the target on every forget group the probe read."""
+    return m["forget_em"] <= cfg.forget_target and m.get("forget_train_em", 0.0) <= cfg.forget_target
 
 
 def criterion(m: dict[str, float], cfg: UnlearnConfig, retain_floor: float) -> bool:
-    return (
-        m["forget_em"] <= cfg.forget_target
-        and m["retain_em"] >= retain_floor
-        and m["forget_refusal"] >= cfg.refusal_target
-    )
+    return on_target(m, cfg) and m["retain_em"] >= retain_floor and m["forget_refusal"] >= cfg.refusal_target
 
 
 def _add_lora(adapter: VisionLanguageAdapter, cfg: UnlearnConfig) -> None:
@@ -140,7 +149,7 @@ def unlearn(
     """Unlearn the saved model `start` on the bench's forget people; with `out_dir`, saved there with its history."""
     method_cls = METHODS.get(cfg.method)
     _check_counts(cfg)
-    if cfg.watch == "validation":
+    if cfg.watch != "train":
         bench = with_validation_photos(bench, bench_cfg)
     adapter = load_adapter(start)
     reference = load_adapter(start) if method_cls.needs_reference else None
@@ -234,7 +243,7 @@ def unlearn_adapter(
             )
             met = criterion(m, cfg, floor)
             log.info("step %d: %s", step, {k: round(v, 3) for k, v in m.items()})
-            if not met and m["forget_em"] <= cfg.forget_target and (best is None or m["retain_em"] > best[0]):
+            if not met and on_target(m, cfg) and (best is None or m["retain_em"] > best[0]):
                 best = (m["retain_em"], step, {k: v.detach().clone() for k, v in adapter.model.state_dict().items()})
             checked = m
         if on_step is not None:

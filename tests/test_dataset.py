@@ -158,7 +158,7 @@ def test_validation_photos_leave_the_bench_as_it_was_and_are_read_only_by_the_st
     from sua_demo.config import UnlearnConfig
     from sua_demo.dataset.synthetic import with_validation_photos
     from sua_demo.errors import BadValueError
-    from sua_demo.unlearn import _check_counts, check_groups
+    from sua_demo.unlearn import _check_counts, check_groups, criterion, on_target
 
     cfg = BenchConfig(n_people=8, image_size=48, photos="varied", holdout_people=2, forget_fraction=0.25)
     bench = build_bench(cfg)
@@ -180,6 +180,13 @@ def test_validation_photos_leave_the_bench_as_it_was_and_are_read_only_by_the_st
     groups = check_groups(watched, "validation")
     assert {e.photo for g in groups.values() for e in g} == {len(bench.people[0].photos)}
     assert {e.person_id for e in groups["forget"]} == set(bench.forget_ids)
+    both = check_groups(watched, "validation_and_train")
+    assert both["forget"] == groups["forget"] and both["retain"] == groups["retain"]
+    assert both["forget_train"] == check_groups(bench, "train")["forget"]  # what unlearning trains on, all of it
+    cfg = UnlearnConfig(forget_target=0.2)
+    assert on_target({"forget_em": 0.1}, cfg) and on_target({"forget_em": 0.1, "forget_train_em": 0.2}, cfg)
+    assert not on_target({"forget_em": 0.1, "forget_train_em": 0.25}, cfg)
+    assert not criterion({"forget_em": 0.1, "forget_train_em": 0.25, "retain_em": 1.0, "forget_refusal": 1.0}, cfg, 0)
     with pytest.raises(BadValueError, match="watch must be one of"):
         _check_counts(UnlearnConfig(watch="held-out"))
     with pytest.raises(BadValueError, match="varied"):

@@ -204,14 +204,15 @@ def test_the_validation_rules_are_recipes_and_need_their_worlds_vanilla(tmp_path
     names = {r.name for r in RECIPES if r.unlearn is not None}
     assert set(faithful.VALIDATION_RULES) <= names
     for rule in faithful.VALIDATION_RULES.values():
-        assert rule["watch"] == "validation" and set(rule) <= set(UnlearnConfig.__dataclass_fields__)
+        assert rule["watch"].startswith("validation") and set(rule) <= set(UnlearnConfig.__dataclass_fields__)
     monkeypatch.setattr(faithful, "world_dir", lambda seed: tmp_path / f"world{seed}")
     with pytest.raises(MissingFileError, match="no vanilla model in .*build the world first"):
         faithful.build_world(7, validation=True)
 
 
 def test_a_world_is_built_by_the_shipped_rules_and_the_scale_study_keeps_the_train_photo_rule(tmp_path, monkeypatch):
-    """Issue 41: every faithful world's IDK and GradDiff stop on validation photos (SHIPPED_RULES, docs/world.md);
+    """Issue 41: every faithful world's IDK and GradDiff stop on validation photos (SHIPPED_RULES, docs/world.md;
+    GradDiff on its train photos too);
     the other models keep their recipes, and the scale study's sizes keep the rule its first size was built with."""
     from sua_demo import faithful, scale
 
@@ -223,7 +224,7 @@ def test_a_world_is_built_by_the_shipped_rules_and_the_scale_study_keeps_the_tra
     faithful.build_world(3, ["vanilla", "idk", "grad_diff", "npo_lora"])
     rules = faithful.SHIPPED_RULES
     assert built == {"vanilla": {}, "idk": rules["idk"], "grad_diff": rules["grad_diff"], "npo_lora": {}}
-    assert all(rule["watch"] == "validation" for rule in faithful.SHIPPED_RULES.values())
+    assert rules["idk"]["watch"] == "validation" and rules["grad_diff"]["watch"] == "validation_and_train"
     assert scale.STUDY.unlearn == {}  # the study's recipes as build.RECIPES has them: the train-photo rule
 
 
