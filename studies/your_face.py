@@ -1,10 +1,12 @@
 """Your face on new people: the default lifecycle (teach, unlearn with IDK, the shipped δ and a fitted δ, every
 control) on procedural people no world holds, and on photo-like people drawn here, unlike the bench's cartoons.
 
-    .venv/bin/python studies/your_face.py [--procedural 101 102 103 104 105] [--photo-like 1 2]
+    .venv/bin/python studies/your_face.py [--world faithful|first] [--procedural 101 102 103 104 105] [--photo-like 1 2]
 
-Each person's report is written as it finishes (checkpoints/studies/your_face/<person>.json), so a stopped run
-resumes with the next person; summary.md sets them side by side.
+Without `--world`, the world the app serves (SUA_WORLD; unset, the faithful one), with the page's own settings
+(its vanilla, its IDK δ of split 0, the unlearning rule's measured passes). Each person's report is written as it
+finishes (checkpoints/studies/your_face/<world>/<person>.json), so a stopped run resumes with the next person;
+summary.md sets them side by side.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
 from sua_demo.attacks import load_noise
-from sua_demo.config import CHECKPOINTS, BenchConfig
+from sua_demo.config import CHECKPOINTS, World, served_world, shipped_world
 from sua_demo.dataset import build_bench
 from sua_demo.enrol import Visitor, invent_visitor, usable_photos
 from sua_demo.enrol.visitor import procedural_photos
 from sua_demo.io import atomic_write_text, write_json
-from sua_demo.lifecycle import LifecycleConfig, report_json, run_lifecycle
+from sua_demo.lifecycle import LifecycleConfig, report_json, rule_steps, run_lifecycle
 from sua_demo.machine import describe
 from sua_demo.models.loading import load_adapter
 
@@ -80,19 +82,20 @@ def photo_like(seed: int, n: int = 4, size: int = 256) -> list[Image.Image]:
     return photos
 
 
-def run_one(key: str, photos: list[Image.Image], seed: int, before, bench, shipped) -> dict:  # noqa: ANN001
+def run_one(key: str, photos: list[Image.Image], seed: int, world: World, before, bench, shipped) -> dict:  # noqa: ANN001
     photos, notes = usable_photos(photos)
     name, facts = invent_visitor(bench, seed, before.tokenizer)
+    cfg = LifecycleConfig(unlearn_stops=rule_steps(world.models, "idk"))  # as the page runs it (jobs.face)
     t0 = time.time()
-    report = run_lifecycle(before, bench, Visitor(name, facts, photos), shipped, LifecycleConfig())
+    report = run_lifecycle(before, bench, Visitor(name, facts, photos), shipped, cfg)
     out = {"person": key, "seconds": round(time.time() - t0, 1), "notes": notes, **report_json(report)}
-    write_json(OUT / f"{key}.json", out)
+    write_json(OUT / world.name / f"{key}.json", out)
     return out
 
 
-def summary(rows: list[dict]) -> str:
+def summary(rows: list[dict], world: World) -> str:
     lines = [
-        "# Your face on new people",
+        f"# Your face on new people, {world.name} world",
         "",
         f"The default lifecycle on the shipped vanilla, the shipped IDK δ (split 0); {describe()}.",
         "",
@@ -119,20 +122,25 @@ def summary(rows: list[dict]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--world", help="first or faithful (default: the world the app serves)")
     ap.add_argument("--procedural", type=int, nargs="*", default=[101, 102, 103, 104, 105])
     ap.add_argument("--photo-like", type=int, nargs="*", default=[1, 2])
     args = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
-    bench = build_bench(BenchConfig())
-    before = load_adapter(CHECKPOINTS / "tiny-llava" / "vanilla")
-    shipped = load_noise(CHECKPOINTS / "noise" / "idk" / "delta_split0.safetensors", before.image_size)
-    people = [(f"procedural{s}", lambda s=s: procedural_photos(s, BenchConfig(), 4), s) for s in args.procedural]
+    world = shipped_world(args.world) if args.world else served_world()
+    out = OUT / world.name
+    out.mkdir(parents=True, exist_ok=True)
+    bench = build_bench(world.bench)
+    before = load_adapter(world.models / "vanilla")
+    shipped = load_noise(world.noise / "idk" / "delta_split0.safetensors", before.image_size)
+    people = [(f"procedural{s}", lambda s=s: procedural_photos(s, world.bench, 4), s) for s in args.procedural]
     people += [(f"photo_like{s}", lambda s=s: photo_like(s), 1000 + s) for s in args.photo_like]
     rows = []
     for key, draw, seed in people:
-        done = OUT / f"{key}.json"
+        done = out / f"{key}.json"
         rows.append(
-            json.loads(done.read_text()) if done.is_file() else run_one(key, draw(), seed, before, bench, shipped)
+            json.loads(done.read_text())
+            if done.is_file()
+            else run_one(key, draw(), seed, world, before, bench, shipped)
         )
         print(f"{key}: {rows[-1]['seconds']:.0f} s")
     ARTIFACTS.mkdir(exist_ok=True)
@@ -141,8 +149,8 @@ def main() -> None:
         for i, im in enumerate(photo_like(s)):
             sheet.paste(im.resize((128, 128)), (128 * i, 0))
         sheet.save(ARTIFACTS / f"your_face_photo_like{s}.png")
-    atomic_write_text(OUT / "summary.md", summary(rows))
-    print(summary(rows))
+    atomic_write_text(out / "summary.md", summary(rows, world))
+    print(summary(rows, world))
 
 
 if __name__ == "__main__":
