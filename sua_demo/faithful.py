@@ -251,9 +251,13 @@ def attack_world(
 
 
 def audit_world(seed: int = 0, names: tuple[str, ...] = DEMO_MODELS) -> Path:
-    """The residual-knowledge audit (every probe, each with the retrain control; the attack splits' shipped δ) of a
-    world's models, into audit/<model> beside them; a model already audited is skipped, so a stopped run resumes."""
+    """The residual-knowledge audit (every probe, each with the retrain control; the attack splits' shipped δ, where
+    the model was attacked) of a world's models, into audit/<model> beside them; a model already audited is skipped,
+    so a stopped run resumes."""
     out = Path(shown_path(world_dir(seed)))
+    missing = [n for n in ("retrain", *names) if not (out / n).is_dir()]
+    if missing:
+        raise MissingFileError(f"faithful world {seed} lacks {missing}; build it first (sua build-faithful)")
     bench = build_bench(faithful_bench(seed))
     for name in names:
         folder = out / "audit" / name

@@ -279,3 +279,15 @@ def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(
     assert adapter.model.config.vision_feature_layer == -2
     with pytest.raises(Exception, match="unknown tower size"):
         world_of("XXXL", 0)
+
+
+def test_the_audit_of_a_world_names_what_it_lacks_before_it_loads_anything(tmp_path, monkeypatch):
+    """`sua build-faithful --audit --only M` audits any model of a world (the LoRA ones have no δ: their SUA columns
+    stay empty); a model or control that is not built is named, not met as a traceback halfway through."""
+    from sua_demo import faithful
+    from sua_demo.errors import MissingFileError
+
+    monkeypatch.setattr(faithful, "world_dir", lambda seed: tmp_path / f"world{seed}")
+    (tmp_path / "world4" / "retrain").mkdir(parents=True)
+    with pytest.raises(MissingFileError, match=r"faithful world 4 lacks \['ga_lora'\]"):
+        faithful.audit_world(4, ("ga_lora",))

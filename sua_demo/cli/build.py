@@ -52,7 +52,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         return
     for seed in args.seeds:
         if args.audit:
-            print(audit_world(seed))
+            print(audit_world(seed, tuple(args.only)) if args.only else audit_world(seed))
         elif args.second_retrain:
             print(build_second_retrain(seed))
         else:
@@ -145,11 +145,11 @@ def add_commands(sub: Any) -> None:
 
     p = sub.add_parser("build-faithful", help="the faithful world (docs/world.md): shared tower, then its models")
     p.add_argument("--seeds", type=int, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
-    p.add_argument("--only", nargs="*", help="build (or with --attack, attack) only these models")
+    p.add_argument("--only", nargs="*", help="build (or with --attack / --audit, attack / audit) only these models")
     step = p.add_mutually_exclusive_group()  # one step a run: each is its own resumable command
     step.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
     step.add_argument("--attack", action="store_true", help="attack the built worlds' demo models (3 splits, controls)")
-    step.add_argument("--audit", action="store_true", help="audit the attacked worlds' demo models (every probe)")
+    step.add_argument("--audit", action="store_true", help="audit the worlds' demo models, or --only others")
     step.add_argument("--second-retrain", action="store_true", help="the retrain control again from training seed 1")
     said = "the validation-photo rules' models (faithful.VALIDATION_RULES) from a world's vanilla, into runs/faithful/"
     step.add_argument("--validation", action="store_true", help=said)
