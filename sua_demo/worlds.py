@@ -194,7 +194,7 @@ def compare_worlds(
     found, text = {"first": first, "faithful": faithful}, compare_markdown(first, faithful, names)
     if new_rule:  # the first world's rule reads train photos too: the construction is compared under one rule
         found["new_rule"] = summarise_worlds(world_reports(new_rule))
-        names = ("train-photo stopping rule (as first built)", "validation-photo rule (shipped)")
+        names = ("train-photo stopping rule (as first built)", "validation-photo rules (shipped)")
         text += "\n" + compare_markdown(faithful, found["new_rule"], names, level=2)
     write_json(out / "compare.json", found)
     atomic_write_text(out / "compare.md", text)

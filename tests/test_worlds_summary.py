@@ -51,7 +51,7 @@ def test_the_shipped_stopping_rule_sits_beside_the_first_one_over_the_worlds_bot
                    new_rule={"seed0": tmp_path / "rule" / "seed0"})  # fmt: skip
     md = (tmp_path / "compare.md").read_text()
     assert md.startswith("# The first world against the faithful world, train-photo rule")
-    second = md[md.index("## The train-photo stopping rule (as first built) against the validation-photo rule") :]
+    second = md[md.index("## The train-photo stopping rule (as first built) against the validation-photo rules") :]
     assert (
         "### idk" in second and "| c: unseen people, held-out photos | 10.0 \\| 10.0 | +40.0 \\| **+10.0** |" in second
     )
