@@ -22,6 +22,12 @@ def test_the_reading_rule_on_hand_made_cells():
         "hides: SUA δ brings back +25.0 points above its control and 1 more"
     )
     assert reading(row({"sua": cell(2.0), "quant4": cell(-3.0)})).startswith("removes")
+    silent = {**row({"sua": cell(2.0)}), "retain": 0.0}  # a model that answers nobody: the sentence says so
+    assert reading(silent) == (
+        "removes: every probe within 5 points of its control, but it answers 0 % of the retain questions: "
+        "little is left to find"
+    )
+    assert "little is left" not in reading({**row({"sua": cell(2.0)}), "retain": 61.0})
     assert reading(row({"sua": cell(2.0)}, privleak=40.0)).startswith("cannot tell: no probe recovers, but membership")
     assert reading(row({"sua": cell(8.0), "quant4": cell(1.0)})).startswith("cannot tell: SUA δ +8.0")
 

@@ -23,6 +23,7 @@ from sua_demo.shipped import label
 RECOVERS = 10.0  # points above control
 CLEAR = 5.0  # points: within this of its control, a probe found nothing
 LEAKS = 10.0  # privleak (%, MUSE) beyond which membership still shows
+SILENT = 20.0  # retain (points) under which a model answers too little for "removes" to mean much: said beside it
 PROBES = tuple(name for name in LABELS if name != "clean")
 
 
@@ -69,7 +70,11 @@ def reading(row: dict[str, Any]) -> str:
     if leak is not None and abs(leak) > LEAKS:
         return f"cannot tell: no probe recovers, but membership still shows (privleak {leak:+.0f} %)"
     if cells and all(abs(c["mean"]) <= CLEAR for c in cells.values()):
-        return f"removes: every probe within {CLEAR:.0f} points of its control"
+        said = f"removes: every probe within {CLEAR:.0f} points of its control"
+        retain = row.get("retain")
+        if retain is not None and retain < SILENT:  # the verdict stands; the sentence says how little it weighs
+            said += f", but it answers {retain:.0f} % of the retain questions: little is left to find"
+        return said
     best = max(cells, key=lambda p: cells[p]["mean"]) if cells else None
     if best is None:
         return "cannot tell: no probe was run"
