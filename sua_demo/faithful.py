@@ -90,10 +90,10 @@ def build_general(
 # reads every person's validation photo, which nothing trains on and no figure reports. GradDiff (run d) stops at
 # forget <= 20 % with retain >= 0.87 x its start, retain weight 5, up to 800 steps, and (since the seventh session,
 # its train-photo gate missed in worlds 1 and 2) forget <= 20 % on the train photos it unlearns on too; IDK (run h)
-# keeps its own
-# targets with a retain floor of 0.93 and unlearns under photo jitter with a strong light (held-out photos differ
-# from train ones by light direction and colour). Every world of this construction is built with them; the scale
-# study keeps the train-photo rule its first size was built with (docs/scale.md), and so does the first world.
+# keeps its own targets with a retain floor of 0.93 and unlearns under photo jitter with a strong light (held-out
+# photos differ from train ones by light direction and colour). Every world of this construction is built with
+# them; the scale study keeps the train-photo rule its first size was built with (docs/scale.md), and so does the
+# first world.
 SHIPPED_RULES: dict[str, dict[str, Any]] = {
     "grad_diff": {"watch": "validation_and_train", "forget_target": 0.20, "retain_floor": 0.87, "retain_weight": 5.0,
                   "max_steps": 800},
