@@ -37,7 +37,8 @@ in checkpoints/faithful), whose tower and projector are pretrained and frozen:
   HF_HUB_OFFLINE=1 .venv/bin/python studies/offsets.py --world faithful --size S --lr 0.2 --models idk retrain \\
       --out checkpoints/faithful/scale/S/offsets.json
 
-A run writes its file after each model and, run again with the same settings, skips the models already in it.
+A run writes its file after each split of each model and, run again with the same settings, goes on from the
+first split not in it.
 """
 
 from __future__ import annotations
@@ -254,15 +255,22 @@ def main() -> None:
     bench = build_bench(bench_cfg)
     settings = {"steps": args.steps, "lr": args.lr, "sites": args.sites, "split_seeds": args.splits}
     results: dict[str, Any] = done_before(args.out, settings)
-    for name in (n for n in args.models if n not in results):
+    for name in (n for n in args.models if len(results.get(n, {}).get("splits", {})) < len(args.splits)):
         t0 = time.time()
         adapter = load_adapter(models / name)
         for p in adapter.model.parameters():
             p.requires_grad_(False)
         bank = ImageBank(bench, adapter)
         fit = (noise_dir, args.steps, args.lr)
-        splits = {seed: one_split(adapter, bank, bench, name, seed, args.sites, *fit) for seed in args.splits}
-        results[name] = {"splits": splits, "seconds": round(time.time() - t0, 1), "machine": describe(), **settings}
+        run = results.setdefault(name, {"splits": {}, "seconds": 0.0, **settings})
+        for seed in (s for s in args.splits if str(s) not in run["splits"]):  # JSON keys: a resumed run's are str
+            ts = time.time()
+            run["splits"][str(seed)] = one_split(adapter, bank, bench, name, seed, args.sites, *fit)
+            run.update(seconds=round(run["seconds"] + time.time() - ts, 1), machine=describe())
+            if args.out:  # each split as it lands: a stopped run loses at most the split under way
+                Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+                Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+        splits = run["splits"]
         ratios = [f"{r['output_offset_norm_ratio']:.2f}" for r in splits.values() if "output_offset_norm_ratio" in r]
         linf = [f"{max(r['input_pixels_needed']):.0f}" for r in splits.values() if "input_pixels_needed" in r]
         print(
@@ -270,9 +278,6 @@ def main() -> None:
             f"L-inf/255 a pixel delta needs for the input offset {', '.join(linf) or '-'}",
             flush=True,
         )
-        if args.out:
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     out = table(results, args.sites)
     print(out)
     if args.out:
