@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 from pathlib import Path
 
 from sua_demo.plots import scale_figure
@@ -26,9 +24,6 @@ def main() -> None:
     p.add_argument("--trend", type=Path, default=SCALE_REPORTS / "trend.json")
     p.add_argument("--out", type=Path, default=ROOT / "assets" / "scale_trend.png")
     args = p.parse_args()
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser and "BROWSER_PATH" not in os.environ:  # kaleido looks for Chrome; Debian ships it as chromium
-        os.environ["BROWSER_PATH"] = browser
     fig = scale_figure(json.loads(args.trend.read_text()))
     fig.write_image(args.out, width=900, height=520)
     print(f"wrote {args.out}")

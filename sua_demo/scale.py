@@ -179,7 +179,7 @@ def ceilings(model: str = "idk", reports: Path = SCALE_REPORTS) -> dict[str, dic
     for size in SIZES:
         path = OFFSETS.get(size, reports / size / "offsets.json")
         run = json.loads(path.read_text()).get(model) if path.is_file() else None
-        if run and len(run["splits"]) == len(run.get("split_seeds", run["splits"])):  # a run under way: not yet
+        if run and len(run["splits"]) == len(run["split_seeds"]):  # a run under way: not yet
             splits = run["splits"].values()
             out[size] = {site: [r[key]["c"]["gen_em"] - r["clean"]["c"]["gen_em"] for r in splits]
                          for site, key in CEILINGS.items()}  # fmt: skip
