@@ -65,6 +65,7 @@ from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.evaluate import score
 from sua_demo.eval.recovery import answers_with, attack_split, attacker_examples, protocol_groups
+from sua_demo.faithful import world_dir
 from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
@@ -222,9 +223,9 @@ def table(results: dict[str, Any], sites: list[str]) -> str:
 
 def world_paths(world: str, bench_seed: int, size: str = "M") -> tuple[BenchConfig, Path, Path]:
     """The bench, the models' folder and the noises' folder of the world asked for (a faithful world at another
-    tower size: docs/scale.md)."""
+    tower size: docs/scale.md; at today's, M, the shipped world of that seed)."""
     if world == "faithful":
-        folder = world_of(size, bench_seed)
+        folder = world_dir(bench_seed) if size == "M" else world_of(size, bench_seed)
         return faithful_bench(bench_seed), folder, folder / "noise"
     folder = ROOT if bench_seed == BenchConfig.seed else WORLDS / f"seed{bench_seed}"
     return BenchConfig(seed=bench_seed), folder / "tiny-llava", folder / "noise"

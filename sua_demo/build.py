@@ -19,6 +19,7 @@ from sua_demo.dataset import build_bench
 from sua_demo.errors import MissingFileError, UnknownNameError
 from sua_demo.eval.evaluate import evaluate, markdown_table
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
+from sua_demo.eval.recovery import ATTACKER_FRACTION
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.models.loading import load_adapter
 from sua_demo.training import finetune
@@ -96,7 +97,11 @@ PURIFIERS = ("gaussian", "median", "jpeg", "dncnn", "ddpm")
 
 
 def noise_protocol(
-    name: str, splits: list[int] | None = None, studies: bool = True, attack: AttackConfig | None = None
+    name: str,
+    splits: list[int] | None = None,
+    studies: bool = True,
+    attack: AttackConfig | None = None,
+    attacker_fraction: float = ATTACKER_FRACTION,
 ) -> ProtocolConfig:
     """The shipped protocol for one model: the attack recipe in fp32 (or `attack`, in fp32), its splits, and for the
     demo models the stealth ablation, per-image PGD, budget curves, purification and the public code's settings."""
@@ -104,6 +109,7 @@ def noise_protocol(
     return ProtocolConfig(
         attack=replace(attack or AttackConfig(), precision=SHIPPED_PRECISION),
         splits=splits if splits is not None else NOISE_SPLITS.get(name, LORA_SPLITS),
+        attacker_fraction=attacker_fraction,
         extras=demo,
         budgets=BUDGETS if demo else (),
         purifiers=PURIFIERS if demo else (),
@@ -137,9 +143,12 @@ def build_noises(
     splits: list[int] | None = None,
     studies: bool = True,
     attack: AttackConfig | None = None,
+    attacker_fraction: float = ATTACKER_FRACTION,
 ) -> None:
     """`sua build-noises`: run the recovery protocol per model; split 0's delta is the shipped noise (`attack`:
-    other attack settings than the shipped recipe's, a toy run's)."""
+    other attack settings than the shipped recipe's, a toy run's; `attacker_fraction`: another share of the forget
+    people for the attacker, docs/scale.md's second axis, whose runs write no guided examples: the app shows the
+    protocol's split)."""
     bench_cfg = bench_cfg or BenchConfig()
     bench = build_bench(bench_cfg)
     for name in only or NOISE_MODELS:
@@ -149,9 +158,10 @@ def build_noises(
         folder = out / name
         # no wipe: a stopped build resumes (finished splits are read back, a noise resumes from its last checkpoint);
         # a file from other settings is refused by name, so a rebuild with new settings starts from an empty folder
-        cfg = noise_protocol(name, splits, studies, attack)
+        cfg = noise_protocol(name, splits, studies, attack, attacker_fraction)
         run_protocol(models_dir / name, models_dir / "retrain", bench, cfg, folder, vanilla=models_dir / "vanilla")
-        write_examples(models_dir, folder, bench_cfg, noise_split=0 if 0 in cfg.splits else min(cfg.splits))
+        if attacker_fraction == ATTACKER_FRACTION:
+            write_examples(models_dir, folder, bench_cfg, noise_split=0 if 0 in cfg.splits else min(cfg.splits))
         log.info("noise for %s built in %.0f s", name, time.time() - t0)
 
 

@@ -33,6 +33,7 @@ from sua_demo.config import (
 )
 from sua_demo.dataset import build_bench
 from sua_demo.errors import MissingFileError, UnknownNameError
+from sua_demo.eval.recovery import ATTACKER_FRACTION
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.machine import describe
 from sua_demo.pretrain.general import general_stage
@@ -220,12 +221,14 @@ def attack_world(
     folder: Path | None = None,
     bench_cfg: BenchConfig | None = None,
     attack: AttackConfig | None = None,
+    attacker_fraction: float = ATTACKER_FRACTION,
 ) -> Path:
     """The shipped attack recipe, unchanged, on a built world's demo models (or `only` some of them), every control
     included (noise/ beside the models). Blind: nothing of the world is changed after it; a stopped run resumes
     split by split. Paths are the checkout's own (run from its root, as make does), so the reports name no
     machine's folders. `folder`: a world built elsewhere (a tower size of docs/scale.md), default the seed's;
-    `bench_cfg` and `attack`: another bench and attack settings than the seed's faithful ones (a toy run)."""
+    `bench_cfg` and `attack`: another bench and attack settings than the seed's faithful ones (a toy run);
+    `attacker_fraction`: another share of the forget people for the attacker (`noise_dir`)."""
     names = list(only or DEMO_MODELS)
     unknown = sorted(set(names) - set(DEMO_MODELS))
     if unknown:
@@ -239,15 +242,22 @@ def attack_world(
     t0 = time.time()
     build_noises(
         out,
-        out / "noise",
+        noise_dir(out, attacker_fraction),
         only=names,
         bench_cfg=bench_cfg or faithful_bench(seed),
         splits=splits or ATTACK_SPLITS,
         studies=False,
         attack=attack,
+        attacker_fraction=attacker_fraction,
     )
     log.info("faithful %s attacked in %.0f s on %s", out, time.time() - t0, describe())
-    return out / "noise"
+    return noise_dir(out, attacker_fraction)
+
+
+def noise_dir(world: Path, attacker_fraction: float = ATTACKER_FRACTION) -> Path:
+    """A world's attack reports: noise/ at the protocol's share of attacker people, noise_fraction<F>/ at another
+    (docs/scale.md's second axis), so that the two never mix in one folder."""
+    return world / ("noise" if attacker_fraction == ATTACKER_FRACTION else f"noise_fraction{attacker_fraction:g}")
 
 
 def audit_world(seed: int = 0, names: tuple[str, ...] = DEMO_MODELS) -> Path:
@@ -283,8 +293,8 @@ def copy_reports(src: Path, out: Path) -> Path | None:
     """A built world's reports (no weights, no δ) from `src` into `out`, once every model of it is built."""
     if any(not (src / name / "eval.json").is_file() for name in ("vanilla", "retrain", *DEMO_MODELS)):
         return None  # a world rebuilt in part (one model, or its vanilla again) must not replace its shipped reports
-    patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "noise/*/report.json", "noise/*/report.md",
-                "noise/*/split*.json", "audit/*/audit.json", "audit/*/audit.md")  # fmt: skip
+    patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "noise*/*/report.json", "noise*/*/report.md",
+                "noise*/*/split*.json", "audit/*/audit.json", "audit/*/audit.md")  # fmt: skip
     for pattern in patterns:
         for path in src.glob(pattern):
             target = out / path.relative_to(src)

@@ -1,7 +1,8 @@
 """`sua build-scale`: docs/scale.md's study of SUA's reach against the vision tower's size. Each size is a faithful
-world built exactly as the shipped one (general stage, people learned by the language model, IDK and GradDiff with
-the shipped rules), only the pretrained tower is narrower or wider, shallower or deeper; then the shipped attack,
-blind, every control. Size M is today's tower: its worlds are the faithful worlds 0 and 1 that already ship.
+world built exactly as the shipped one (general stage, people learned by the language model, IDK and GradDiff under
+the study's train-photo rule), only the pretrained tower is narrower or wider, shallower or deeper; then the shipped
+attack, blind, every control. Size M is today's tower: its trend points are the faithful worlds 0 and 1 as first
+built (their record); the second axis rebuilds them here under the study's rule (`world_of`).
 
 Weights stay in runs/faithful/scale/<size>/; each world's reports (evaluations, gates, attack reports) are copied
 to checkpoints/faithful/scale/<size>/world<seed>/ as soon as the world is whole. Every step resumes."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
@@ -19,21 +21,23 @@ from typing import Any
 import numpy as np
 import torch
 
-from sua_demo.analysis.scale_trend import GROUPS, points, table, trend
+from sua_demo.analysis.scale_trend import GROUPS, people_table, people_trend, points, table, trend
 from sua_demo.attacks import AttackConfig
 from sua_demo.build import DEMO_MODELS, RECIPES
 from sua_demo.config import CHECKPOINTS, BenchConfig, GeneralConfig, TowerConfig, faithful_bench
 from sua_demo.errors import BadValueError, UnknownNameError
+from sua_demo.eval.recovery import ATTACKER_FRACTION
 from sua_demo.faithful import (
     ATTACK_SPLITS,
     FAITHFUL,
+    REPORTS,
     RUNS,
     attack_world,
     attacked_worlds,
     build_general,
     build_model,
     copy_reports,
-    world_dir,
+    noise_dir,
     write_gates,
 )
 from sua_demo.io import atomic_write_text, write_json
@@ -115,16 +119,18 @@ def tower_of(size: str, plan: Plan = STUDY) -> TowerConfig:
 
 
 def world_of(size: str, seed: int, plan: Plan = STUDY) -> Path:
-    """Where a size's world is built: in the study, size M's are the shipped faithful worlds (docs/scale.md)."""
+    """Where a size's world is built. Size M's trend points are the faithful worlds' record under the train-photo
+    rule (`attacked_worlds`); the shipped world 0 now holds the validation rule's IDK and GradDiff, so a size-M world
+    this study attacks again (docs/scale.md, the second axis) is rebuilt here under the study's rule."""
     tower_of(size)
-    return world_dir(seed) if size == "M" and plan.is_study else plan.runs / size / f"world{seed}"
+    return plan.runs / size / f"world{seed}"
 
 
 def general_of(size: str, progress: bool = True, plan: Plan = STUDY) -> Path:
     """The size's own tower, pretrained as the shipped one, and its general model: shared by the size's worlds,
     so build it before building two worlds side by side."""
     if size == "M" and plan.is_study:
-        raise UnknownNameError("size M is today's tower: its worlds are built by `sua build-faithful`")
+        return FAITHFUL / "general"  # today's tower: the shipped general model every faithful world starts from
     general = replace(GeneralConfig(), **plan.general)
     return build_general(plan.runs / size / "general", plan.runs / size, progress, tower_of(size, plan), general,
                          plan.bench(0))  # fmt: skip
@@ -135,12 +141,26 @@ def build_size(size: str, seed: int, progress: bool = True, plan: Plan = STUDY) 
     IDK and GradDiff; its gates written and its reports shipped once it is whole."""
     general, tower = general_of(size, progress, plan), tower_of(size, plan)
     out, bench_cfg = world_of(size, seed, plan), plan.bench(seed)
+    if size == "M" and seed == 0 and plan.is_study:
+        _share_shipped_people(out)
     for recipe in (r for r in RECIPES if r.name in STUDIED):
         build_model(recipe, general, out / "vanilla", bench_cfg, out / recipe.name, plan.unlearn, progress, tower,
                     plan.train)  # fmt: skip
     write_gates(out)
     copy_reports(out, plan.reports / size / f"world{seed}")
     return out
+
+
+def _share_shipped_people(out: Path) -> None:
+    """Size M's world 0 under the study's rule has the shipped world 0's vanilla and retrain control (issue 41's
+    rules changed only IDK and GradDiff): copied, not rebuilt, and refused unless their evaluations are the record's."""
+    for name in ("vanilla", "retrain"):
+        if (out / name / "eval.json").is_file():
+            continue
+        shipped, record = FAITHFUL / name / "eval.json", REPORTS / "world0" / name / "eval.json"
+        if shipped.read_text() != record.read_text():
+            raise BadValueError(f"the shipped {name} is not the one the train-photo-rule world 0 was built with")
+        shutil.copytree(FAITHFUL / name, out / name, dirs_exist_ok=True)
 
 
 def vanilla_misses(folder: Path) -> list[str]:
@@ -151,19 +171,26 @@ def vanilla_misses(folder: Path) -> list[str]:
             for r in gates if r["model"] == "vanilla" and r["value"] is not None and not r["met"]]  # fmt: skip
 
 
-def attack_size(size: str, seed: int, plan: Plan = STUDY) -> Path:
+def attack_size(
+    size: str,
+    seed: int,
+    plan: Plan = STUDY,
+    attacker_fraction: float = ATTACKER_FRACTION,
+    only: list[str] | None = None,
+) -> Path:
     """The shipped attack, unchanged and blind, on a size's built world (3 splits, every control); reports shipped.
-    Refused where the world's vanilla misses its gates (the study's plan; a toy's models learn nothing)."""
+    Refused where the world's vanilla misses its gates (the study's plan; a toy's models learn nothing).
+    `attacker_fraction`: the second axis, another share of the forget people for the attacker (its own folder)."""
     attack = replace(AttackConfig(), **plan.attack)
     folder = world_of(size, seed, plan)
     missed = vanilla_misses(folder) if plan.is_study else []
     if missed:
         raise BadValueError(f"size {size}, world {seed}: its vanilla misses {'; '.join(missed)}; by docs/scale.md's "
                             "gates it is reported as such and not attacked")  # fmt: skip
-    noise = attack_world(seed, list(plan.splits), folder=folder, bench_cfg=plan.bench(seed), attack=attack)
-    if folder != world_dir(seed):
-        copy_reports(folder, plan.reports / size / f"world{seed}")
+    noise = attack_world(seed, list(plan.splits), only, folder, plan.bench(seed), attack, attacker_fraction)
+    copy_reports(folder, plan.reports / size / f"world{seed}")
     write_trend(plan.reports, plan.reports)
+    write_people(size, plan.reports)
     return noise
 
 
@@ -243,4 +270,79 @@ def write_trend(out: Path = SCALE_REPORTS, reports: Path = SCALE_REPORTS) -> dic
         lines.append(f"| {size} | " + " | ".join(f"{np.mean(v):+.1f} ± {np.std(v):.1f}" for v in sites.values()) + " |")
     write_json(out / "trend.json", found)
     atomic_write_text(out / "trend.md", "\n".join(lines) + "\n")
+    return found
+
+
+# docs/scale.md's second axis: δ fitted on 4, 8 (the protocol's) and 11 of the 15 forget people, the rest unseen
+PEOPLE_FRACTIONS = (0.25, ATTACKER_FRACTION, 0.75)
+
+
+def same_as_record(size: str, seed: int, reports: Path = SCALE_REPORTS) -> bool:
+    """Whether a size-M world rebuilt for the second axis evaluates exactly as the record's world of that seed (every
+    model, every figure): then the record's attack at the protocol's share is this world's too."""
+    mine, record = reports / size / f"world{seed}", REPORTS / f"world{seed}"
+    names = ("vanilla", "retrain", *DEMO_MODELS)
+    return size == "M" and all(
+        (mine / n / "eval.json").is_file()
+        and (record / n / "eval.json").is_file()
+        and json.loads((mine / n / "eval.json").read_text())["report"]
+        == json.loads((record / n / "eval.json").read_text())["report"]
+        for n in names
+    )
+
+
+def people_reports(model: str, size: str = "M", reports: Path = SCALE_REPORTS) -> dict[str, dict[str, Any]]:
+    """reports[attacker people][world] of one model, over the size's worlds attacked at another share of attacker
+    people: each share's own folder, the protocol's share from the world's noise/ or, where the world is the
+    record's own models (`same_as_record`), from the record."""
+    out: dict[str, dict[str, Any]] = {}
+    for world in sorted((reports / size).glob("world*")):
+        if not any(world.glob(f"noise_fraction*/{model}/report.json")):
+            continue
+        seed = int(world.name.removeprefix("world"))
+        for fraction in PEOPLE_FRACTIONS:
+            path = noise_dir(world, fraction) / model / "report.json"
+            if not path.is_file() and fraction == ATTACKER_FRACTION and same_as_record(size, seed, reports):
+                path = REPORTS / world.name / "noise" / model / "report.json"
+            if path.is_file():
+                report = json.loads(path.read_text())
+                people = str(len(report["splits"][0]["split"]["attacker_ids"]))
+                out.setdefault(people, {})[f"world {seed}"] = report
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def attack_people(size: str, seed: int, plan: Plan = STUDY, only: list[str] | None = None) -> list[Path]:
+    """The second axis on one built world: the shipped attack at each share of PEOPLE_FRACTIONS, the protocol's
+    share left out where the world is the record's own models (the record's attack is its own)."""
+    return [
+        attack_size(size, seed, plan, fraction, only)
+        for fraction in PEOPLE_FRACTIONS
+        if fraction != ATTACKER_FRACTION or not same_as_record(size, seed, plan.reports)
+    ]
+
+
+def write_people(size: str = "M", reports: Path = SCALE_REPORTS) -> dict[str, Any] | None:
+    """people.json and people.md under the size's reports: the second axis's table and slope per model and group,
+    read as the trend over sizes is (docs/scale.md, Changes, ninth session). None until a share other than the
+    protocol's is attacked."""
+    found: dict[str, Any] = {}
+    lines = [f"# Does SUA's reach grow with the people δ is fitted on? (tower {size})", "",
+             "docs/scale.md's second axis. Generation exact match, points: the gain of δ over the clean photo, each "
+             "control's gain, and δ's gain beyond the best control, mean ± sd over world × split points."]  # fmt: skip
+    for model in DEMO_MODELS:
+        by_people = people_reports(model, size, reports)
+        if not by_people:
+            continue
+        unseen = {k: len(next(iter(w.values()))["splits"][0]["split"]["unseen_ids"]) for k, w in by_people.items()}
+        found[model] = {}
+        for label, group in GROUPS.items():
+            pts = points(by_people, group)
+            t = people_trend(pts)
+            found[model][group] = {"points": [asdict(p) for p in pts], "trend": asdict(t)}
+            lines += ["", f"## {model}: {label}", "", people_table(pts, unseen).rstrip(), "",
+                      t.sentence(f"{model}, {label}")]  # fmt: skip
+    if not found:
+        return None
+    write_json(reports / size / "people.json", found)
+    atomic_write_text(reports / size / "people.md", "\n".join(lines) + "\n")
     return found

@@ -255,7 +255,7 @@ def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(
     model over a tower of another size carries that tower: its LLaVA reads a 64-wide, 2-layer CLIP at -2."""
     from sua_demo.faithful import FAITHFUL, build_general
     from sua_demo.models.loading import load_adapter
-    from sua_demo.scale import SIZES, world_of
+    from sua_demo.scale import SCALE_RUNS, SIZES, general_of, world_of
 
     assert {k: (t.hidden, t.layers, t.heads) for k, t in SIZES.items()} == {
         "S": (64, 2, 2),
@@ -264,7 +264,8 @@ def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(
         "XL": (512, 12, 16),
         "XXL": (1024, 12, 32),
     }
-    assert SIZES["M"] == TowerConfig() and world_of("M", 0) == FAITHFUL and world_of("S", 1).name == "world1"
+    assert SIZES["M"] == TowerConfig() and world_of("S", 1).name == "world1"
+    assert general_of("M") == FAITHFUL / "general" and world_of("M", 0) == SCALE_RUNS / "M" / "world0"
     for tower in SIZES.values():  # nothing else of the pretraining moves with the size
         assert dataclasses.replace(tower, hidden=0, layers=0, heads=0) == dataclasses.replace(
             TowerConfig(), hidden=0, layers=0, heads=0
@@ -279,6 +280,27 @@ def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(
     assert adapter.model.config.vision_feature_layer == -2
     with pytest.raises(Exception, match="unknown tower size"):
         world_of("XXXL", 0)
+
+
+def test_size_m_world_0_shares_the_shipped_vanilla_only_while_it_is_the_records(tmp_path, monkeypatch):
+    """docs/scale.md's second axis rebuilds size M's world 0 under the study's rule: its vanilla and retrain control
+    are the shipped ones (issue 41 changed only IDK and GradDiff), copied, and refused once not the record's."""
+    from sua_demo import scale
+    from sua_demo.errors import BadValueError
+
+    shipped, record = tmp_path / "shipped", tmp_path / "record"
+    for name in ("vanilla", "retrain"):
+        for root in (shipped, record / "world0"):
+            (root / name).mkdir(parents=True)
+            (root / name / "eval.json").write_text(json.dumps({"model": name, "report": {"em": 1.0}}))
+        (shipped / name / "model.safetensors").write_bytes(b"weights")
+    monkeypatch.setattr(scale, "FAITHFUL", shipped)
+    monkeypatch.setattr(scale, "REPORTS", record)
+    scale._share_shipped_people(tmp_path / "world0")
+    assert (tmp_path / "world0" / "retrain" / "model.safetensors").read_bytes() == b"weights"
+    (record / "world0" / "vanilla" / "eval.json").write_text(json.dumps({"model": "vanilla", "report": {"em": 0.9}}))
+    with pytest.raises(BadValueError, match="the shipped vanilla is not the one"):
+        scale._share_shipped_people(tmp_path / "other")
 
 
 def test_the_audit_of_a_world_names_what_it_lacks_before_it_loads_anything(tmp_path, monkeypatch):

@@ -3,6 +3,8 @@ control per world x split, and the slope against log10(tower parameters) with an
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from sua_demo.analysis.scale_trend import points, table, trend
@@ -116,3 +118,62 @@ def test_a_world_whose_vanilla_misses_its_gates_is_reported_and_not_attacked(tmp
         attack_size("S", 1, plan)
     (world / "gates.json").write_text(json.dumps({"all_met": False, "gates": rows[1:]}))
     assert vanilla_misses(world) == []
+
+
+def _fraction_report(people: int, beyond: float) -> dict:
+    """One model's attack report at a share of attacker people: 15 forget people, the rest unseen."""
+    split = {"attacker_ids": list(range(people)), "unseen_ids": list(range(people, 15))}
+    return {"splits": [{**_split(sua=0.03 + beyond, random=0.01, same=0.03), "split": split} for _ in range(3)]}
+
+
+def _eval(path, value: float) -> None:
+    import json
+
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "eval.json").write_text(json.dumps({"model": path.name, "report": {"forget": value}}))
+
+
+def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_are_the_same(tmp_path, monkeypatch):
+    """docs/scale.md's second axis (4, 8, 11 attacker people): each share from its own folder; the protocol's
+    share from the record of the same seed only while every model of the rebuilt world evaluates as the record's;
+    read as the size axis is, a slope per attacker person with an interval over worlds."""
+    import json
+
+    from sua_demo import scale
+
+    record, reports = tmp_path / "record", tmp_path / "reports"
+    monkeypatch.setattr(scale, "REPORTS", record)
+    for seed in (0, 1):
+        for name in ("vanilla", "retrain", "idk", "grad_diff"):
+            _eval(record / f"world{seed}" / name, 0.5)
+            _eval(reports / "M" / f"world{seed}" / name, 0.5)
+        mine = reports / "M"
+        shares = ((4, "noise_fraction0.25", mine), (11, "noise_fraction0.75", mine), (8, "noise", record))
+        for people, folder, root in shares:
+            path = root / f"world{seed}" / folder / "idk"
+            path.mkdir(parents=True)
+            (path / "report.json").write_text(json.dumps(_fraction_report(people, 0.01 * people + 0.002 * seed)))
+    assert list(scale.people_reports("idk", "M", reports)) == ["4", "8", "11"]
+    found = scale.write_people("M", reports)
+    t = found["idk"]["c_unseen_heldout"]["trend"]
+    assert t["n_points"] == 18 and 0.9 < t["slope"] < 1.1 and t["low"] > 0 and t["per"] == "per attacker person"
+    text = (reports / "M" / "people.md").read_text()
+    assert "| 4 | 11 | 6 |" in text and "| 11 | 4 | 6 |" in text and "grows with the attacker's people" in text
+    assert "grad_diff" not in found  # nothing of it attacked at another share
+    _eval(reports / "M" / "world1" / "idk", 0.4)  # world 1 rebuilt to other models: the record is not its attack
+    assert not scale.same_as_record("M", 1, reports) and scale.same_as_record("M", 0, reports)
+    assert list(scale.people_reports("idk", "M", reports)["8"]) == ["world 0"]
+    calls = []
+    monkeypatch.setattr(scale, "attack_size", lambda size, seed, plan, fraction, only: calls.append((seed, fraction)))
+    plan = dataclasses.replace(scale.STUDY, reports=reports)
+    scale.attack_people("M", 0, plan), scale.attack_people("M", 1, plan)
+    assert calls == [(0, 0.25), (0, 0.75), (1, 0.25), (1, 0.5), (1, 0.75)]
+
+
+def test_a_share_of_attacker_people_other_than_the_protocols_has_its_own_folder():
+    from pathlib import Path
+
+    from sua_demo.faithful import noise_dir
+
+    assert noise_dir(Path("w")) == Path("w/noise") and noise_dir(Path("w"), 0.5) == Path("w/noise")
+    assert noise_dir(Path("w"), 0.25) == Path("w/noise_fraction0.25")

@@ -52,45 +52,70 @@ def _slope(x: np.ndarray, y: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class Trend:
-    slope: float  # points per tenfold tower parameters
+    slope: float  # points per unit of the axis: a tenfold of tower parameters, or one attacker person
     low: float
     high: float
     n_points: int
+    per: str = "per tenfold tower parameters"
+    axis: str = "the tower's size"
 
     def sentence(self, what: str) -> str:
         """The trend in one sentence, "no trend" when the interval holds 0."""
         if not np.isfinite(self.slope):
-            return f"{what}: one tower size measured so far, no slope yet."
+            return f"{what}: one point of the axis measured so far, no slope yet."
         said = "no trend" if self.low <= 0 <= self.high else ("grows" if self.low > 0 else "shrinks")
         return (
-            f"{what}: {self.slope:+.1f} points per tenfold tower parameters (95 % interval {self.low:+.1f} to "
-            f"{self.high:+.1f}, {self.n_points} world × split points): {said} with the tower's size."
+            f"{what}: {self.slope:+.1f} points {self.per} (95 % interval {self.low:+.1f} to {self.high:+.1f}, "
+            f"{self.n_points} world × split points): {said} with {self.axis}."
         )
+
+
+def _fit(found: list[Point], x_of: dict[str, float], boots: int, seed: int) -> tuple[float, float, float]:
+    """The slope of `Point.beyond` against x_of[label] and its 95 % bootstrap interval, resampling whole worlds within
+    each label (a world's splits share its models)."""
+    x = np.array([x_of[p.size] for p in found])
+    y = np.array([p.beyond for p in found])
+    rng = np.random.default_rng(seed)
+    worlds = {label: sorted({p.world for p in found if p.size == label}) for label in x_of}
+    slopes = []
+    for _ in range(boots):
+        picks = []
+        for label, names in worlds.items():
+            for w in rng.choice(names, size=len(names), replace=True) if names else []:
+                picks += [i for i, p in enumerate(found) if p.size == label and p.world == w]
+        slopes.append(_slope(x[picks], y[picks]))
+    low, high = np.nanpercentile(slopes, [2.5, 97.5]) if np.isfinite(slopes).any() else (np.nan, np.nan)
+    return _slope(x, y), float(low), float(high)
 
 
 def trend(found: list[Point], params: dict[str, float], boots: int = 2000, seed: int = 0) -> Trend:
     """The slope of `Point.beyond` against log10(params[size]) and its bootstrap interval over worlds."""
-    x = np.array([np.log10(params[p.size]) for p in found])
-    y = np.array([p.beyond for p in found])
-    rng = np.random.default_rng(seed)
-    worlds = {size: sorted({p.world for p in found if p.size == size}) for size in params}
-    slopes = []
-    for _ in range(boots):
-        picks = []
-        for size, names in worlds.items():
-            for w in rng.choice(names, size=len(names), replace=True) if names else []:
-                picks += [i for i, p in enumerate(found) if p.size == size and p.world == w]
-        slopes.append(_slope(x[picks], y[picks]))
-    low, high = np.nanpercentile(slopes, [2.5, 97.5]) if np.isfinite(slopes).any() else (np.nan, np.nan)
-    return Trend(_slope(x, y), float(low), float(high), len(found))
+    return Trend(*_fit(found, {s: float(np.log10(v)) for s, v in params.items()}, boots, seed), len(found))
+
+
+def people_trend(found: list[Point], boots: int = 2000, seed: int = 0) -> Trend:
+    """docs/scale.md's second axis: the slope of `Point.beyond` against the number of people δ is fitted on (each
+    point's label is that number), read as the size axis is."""
+    people = {p.size: float(p.size) for p in found}
+    return Trend(*_fit(found, people, boots, seed), len(found), "per attacker person", "the attacker's people")
 
 
 def table(found: list[Point], params: dict[str, float]) -> str:
     """Per size: δ's gain, each control's, and δ beyond the best control, mean ± sd over world x split points."""
-    lines = ["| tower | parameters | points | gain with δ | " + " | ".join(CONTROLS) + " | beyond the best control |"]
+    return _table(found, {s: f"{s} | {v / 1e6:.2f} M" for s, v in params.items()}, "| tower | parameters |")
+
+
+def people_table(found: list[Point], unseen: dict[str, int]) -> str:
+    """Per number of attacker people (each point's label): as `table`, beside how many people δ never saw."""
+    rows = {label: f"{label} | {unseen[label]}" for label in sorted(unseen, key=int)}
+    return _table(found, rows, "| attacker people | unseen people |")
+
+
+def _table(found: list[Point], rows: dict[str, str], head: str) -> str:
+    lines = [f"{head} points | gain with δ | " + " | ".join(CONTROLS) + " | beyond the best control |"]
     lines.append("|---|---:|---:|---|" + "---|" * len(CONTROLS) + "---|")
-    for size in params:
-        mine = [p for p in found if p.size == size]
+    for label, first in rows.items():
+        mine = [p for p in found if p.size == label]
         if not mine:
             continue
 
@@ -99,7 +124,7 @@ def table(found: list[Point], params: dict[str, float]) -> str:
 
         controls = [cell([p.controls[c] for p in mine]) for c in CONTROLS]
         lines.append(
-            f"| {size} | {params[size] / 1e6:.2f} M | {len(mine)} | {cell([p.gain for p in mine])} | "
+            f"| {first} | {len(mine)} | {cell([p.gain for p in mine])} | "
             + " | ".join(controls)
             + f" | {cell([p.beyond for p in mine])} |"
         )

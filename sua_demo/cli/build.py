@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.cli import common
-from sua_demo.cli.flags import positive_int
+from sua_demo.cli.flags import fraction, positive_int
 from sua_demo.config import CHECKPOINTS, BenchConfig
 
 
@@ -71,7 +71,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
 
 
 def cmd_build_scale(args: argparse.Namespace) -> None:
-    from sua_demo.scale import attack_size, build_size, general_of, plan_of, write_trend
+    from sua_demo.scale import attack_people, attack_size, build_size, general_of, plan_of, write_people, write_trend
 
     plan = plan_of(args.plan, args.out)
     if args.general_only:
@@ -80,9 +80,16 @@ def cmd_build_scale(args: argparse.Namespace) -> None:
     if args.trend:
         write_trend(plan.reports, plan.reports)
         print((plan.reports / "trend.md").read_text())
+        if write_people(args.size, plan.reports):
+            print((plan.reports / args.size / "people.md").read_text())
         return
     for seed in args.seeds:
-        print(attack_size(args.size, seed, plan) if args.attack else build_size(args.size, seed, plan=plan))
+        if args.people:
+            print(*attack_people(args.size, seed, plan, args.only), sep="\n")
+        elif args.attack:
+            print(attack_size(args.size, seed, plan, args.attacker_fraction, args.only))
+        else:
+            print(build_size(args.size, seed, plan=plan))
 
 
 def cmd_train_ddpm(args: argparse.Namespace) -> None:
@@ -172,6 +179,8 @@ def add_commands(sub: Any) -> None:
 
 def add_scale_command(sub: Any) -> None:
     """`sua build-scale`: docs/scale.md's study, one stage a run (gpu_scale.sh and studies/scale.sh call it)."""
+    from sua_demo.eval.recovery import ATTACKER_FRACTION
+
     p = sub.add_parser("build-scale", help="docs/scale.md: a faithful world at another tower size, then its attack")
     p.add_argument(
         "--size",
@@ -187,8 +196,20 @@ def add_scale_command(sub: Any) -> None:
         help="study: every recipe as shipped; toy: every stage in seconds (a few people and steps)",
     )
     p.add_argument("--out", help="write weights and reports under this folder (default: runs/ and checkpoints/)")
+    p.add_argument(
+        "--attacker-fraction",
+        type=fraction,
+        default=ATTACKER_FRACTION,
+        help="with --attack: the share of the forget people δ is fitted on (docs/scale.md's second axis; 0.25, 0.75)",
+    )
+    p.add_argument("--only", nargs="+", help="with --attack or --people: only these demo models (idk, grad_diff)")
     step = p.add_mutually_exclusive_group()
     step.add_argument("--general-only", action="store_true", help="only the size's tower and general model")
     step.add_argument("--attack", action="store_true", help="attack the built worlds (3 splits, every control)")
-    step.add_argument("--trend", action="store_true", help="only rewrite the trend over every size attacked so far")
+    step.add_argument("--people", action="store_true", help="attack the built worlds at 4, 8 and 11 attacker people")
+    step.add_argument(
+        "--trend",
+        action="store_true",
+        help="only rewrite the trend over every size attacked so far, and the size's second axis",
+    )
     p.set_defaults(func=cmd_build_scale)
