@@ -77,12 +77,15 @@ def _fit(found: list[Point], x_of: dict[str, float], boots: int, seed: int) -> t
     y = np.array([p.beyond for p in found])
     rng = np.random.default_rng(seed)
     worlds = {label: sorted({p.world for p in found if p.size == label}) for label in x_of}
+    rows: dict[tuple[str, str], list[int]] = {}
+    for i, p in enumerate(found):
+        rows.setdefault((p.size, p.world), []).append(i)
     slopes = []
     for _ in range(boots):
         picks = []
         for label, names in worlds.items():
             for w in rng.choice(names, size=len(names), replace=True) if names else []:
-                picks += [i for i, p in enumerate(found) if p.size == label and p.world == w]
+                picks += rows[(label, w)]
         slopes.append(_slope(x[picks], y[picks]))
     low, high = np.nanpercentile(slopes, [2.5, 97.5]) if np.isfinite(slopes).any() else (np.nan, np.nan)
     return _slope(x, y), float(low), float(high)
