@@ -90,6 +90,42 @@ def budget_figure(curves: dict[str, Any]) -> go.Figure:
     return fig
 
 
+def _by_label(models: dict[str, Any], model: str, group: str, value: Any) -> dict[str, list[float]]:
+    """label (a tower size, a number of attacker people) -> value(point) over one model's points on one group."""
+    out: dict[str, list[float]] = {}
+    for p in models.get(model, {}).get(group, {}).get("points", []):
+        out.setdefault(p["size"], []).append(value(p))
+    return out
+
+
+def _mean_line(fig: go.Figure, xs: dict[str, float], name: str, by_label: dict[str, list[float]], colour: str,
+               dash: str = "solid", hover: str = "%{text}") -> None:  # fmt: skip
+    """One trace: the mean of each label's values at its x, the standard deviation as its error bar."""
+    import numpy as np
+
+    labels = [k for k in xs if by_label.get(k)]
+    fig.add_trace(go.Scatter(
+        x=[xs[k] for k in labels], y=[float(np.mean(by_label[k])) for k in labels], name=name,
+        error_y={"type": "data", "array": [float(np.std(by_label[k])) for k in labels]},
+        text=labels, mode="lines+markers", line={"color": colour, "dash": dash},
+        hovertemplate=hover + ": %{y:+.1f} points<extra>" + name + "</extra>",
+    ))  # fmt: skip
+
+
+def _gain_lines(fig: go.Figure, xs: dict[str, float], models: dict[str, Any], hover: str) -> None:
+    """δ's gain (IDK on unseen people's held-out photos and on the attacker's photos, GradDiff on unseen people's)
+    and IDK's best control on unseen people, per label."""
+    unseen, own = "c_unseen_heldout", "a_attacker_images"
+    gain, best = (lambda p: p["gain"]), (lambda p: max(p["controls"].values()))
+    _mean_line(fig, xs, "IDK, δ: unseen people, held-out photos", _by_label(models, "idk", unseen, gain), "#d7191c",
+               hover=hover)  # fmt: skip
+    _mean_line(fig, xs, "IDK, δ: the attacker's photos", _by_label(models, "idk", own, gain), "#fdae61", hover=hover)
+    _mean_line(fig, xs, "IDK, best control: unseen people, held-out", _by_label(models, "idk", unseen, best),
+               "#999999", hover=hover)  # fmt: skip
+    _mean_line(fig, xs, "GradDiff, δ: unseen people, held-out photos", _by_label(models, "grad_diff", unseen, gain),
+               "#2b83ba", hover=hover)  # fmt: skip
+
+
 def scale_figure(trend: dict[str, Any]) -> go.Figure:
     """docs/scale.md's picture from scale.write_trend's trend.json: against the vision tower's parameters (log),
     δ's gain on unseen people's held-out photos and on the attacker's photos, the best control's on the same
@@ -97,31 +133,10 @@ def scale_figure(trend: dict[str, Any]) -> go.Figure:
     import numpy as np
 
     params, fig = trend["parameters"], go.Figure()
-
-    def line(name: str, by_size: dict[str, list[float]], colour: str, dash: str = "solid") -> None:
-        sizes = [s for s in params if by_size.get(s)]
-        fig.add_trace(go.Scatter(
-            x=[params[s] for s in sizes], y=[float(np.mean(by_size[s])) for s in sizes], name=name,
-            error_y={"type": "data", "array": [float(np.std(by_size[s])) for s in sizes]},
-            text=sizes, mode="lines+markers", line={"color": colour, "dash": dash},
-            hovertemplate="tower %{text}: %{y:+.1f} points<extra>" + name + "</extra>",
-        ))  # fmt: skip
-
-    def per_size(model: str, group: str, value: Any) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        for p in trend["models"].get(model, {}).get(group, {}).get("points", []):
-            out.setdefault(p["size"], []).append(value(p))
-        return out
-
-    line("IDK, δ: unseen people, held-out photos", per_size("idk", "c_unseen_heldout", lambda p: p["gain"]), "#d7191c")
-    line("IDK, δ: the attacker's photos", per_size("idk", "a_attacker_images", lambda p: p["gain"]), "#fdae61")
-    best = per_size("idk", "c_unseen_heldout", lambda p: max(p["controls"].values()))
-    line("IDK, best control: unseen people, held-out", best, "#999999")
-    line("GradDiff, δ: unseen people, held-out photos", per_size("grad_diff", "c_unseen_heldout", lambda p: p["gain"]),
-         "#2b83ba")  # fmt: skip
+    _gain_lines(fig, params, trend["models"], "tower %{text}")
     for site, colour in (("pixels", "#1a9641"), ("image tokens", "#7b3294")):
-        line(f"IDK ceiling, any {site}: unseen held-out", {s: c[site] for s, c in trend["ceilings"].items()}, colour,
-             "dot")  # fmt: skip
+        _mean_line(fig, params, f"IDK ceiling, any {site}: unseen held-out",
+                   {s: c[site] for s, c in trend["ceilings"].items()}, colour, "dot", "tower %{text}")  # fmt: skip
     fig.update_layout(
         height=440,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
@@ -132,6 +147,27 @@ def scale_figure(trend: dict[str, Any]) -> go.Figure:
             "range": [np.log10(min(params.values())) - 0.15, np.log10(max(params.values())) + 0.15],
             "tickvals": list(params.values()),
             "ticktext": [f"{s}: {n / 1e6:.2f} M" for s, n in params.items()],
+        },
+        yaxis={"title": "gain over the clean photo (points)"},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return fig
+
+
+def people_figure(people: dict[str, Any]) -> go.Figure:
+    """docs/scale.md's second axis from scale.write_people's people.json: against the number of people δ is fitted
+    on (the rest of the 15 forget people unseen), the same lines as the size picture; mean ± sd over world × split."""
+    xs = {k: float(k) for k in people["unseen"]}
+    fig = go.Figure()
+    _gain_lines(fig, xs, people["models"], "%{text} attacker people")
+    fig.update_layout(
+        height=400,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        title=f"Does δ reach people it never saw more often when fitted on more people? (tower {people['size']})",
+        xaxis={
+            "title": "people δ is fitted on",
+            "tickvals": list(xs.values()),
+            "ticktext": [f"{k} ({n} unseen)" for k, n in people["unseen"].items()],
         },
         yaxis={"title": "gain over the clean photo (points)"},
         legend={"orientation": "h", "y": -0.25},

@@ -325,7 +325,7 @@ def write_people(size: str = "M", reports: Path = SCALE_REPORTS) -> dict[str, An
     """people.json and people.md under the size's reports: the second axis's table and slope per model and group,
     read as the trend over sizes is (docs/scale.md, Changes, ninth session). None until a share other than the
     protocol's is attacked."""
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {"size": size, "unseen": {}, "models": {}}
     lines = [f"# Does SUA's reach grow with the people δ is fitted on? (tower {size})", "",
              "docs/scale.md's second axis. Generation exact match, points: the gain of δ over the clean photo, each "
              "control's gain, and δ's gain beyond the best control, mean ± sd over world × split points."]  # fmt: skip
@@ -334,15 +334,17 @@ def write_people(size: str = "M", reports: Path = SCALE_REPORTS) -> dict[str, An
         if not by_people:
             continue
         unseen = {k: len(next(iter(w.values()))["splits"][0]["split"]["unseen_ids"]) for k, w in by_people.items()}
-        found[model] = {}
+        found["unseen"] |= unseen
+        found["models"][model] = {}
         for label, group in GROUPS.items():
             pts = points(by_people, group)
             t = people_trend(pts)
-            found[model][group] = {"points": [asdict(p) for p in pts], "trend": asdict(t)}
+            found["models"][model][group] = {"points": [asdict(p) for p in pts], "trend": asdict(t)}
             lines += ["", f"## {model}: {label}", "", people_table(pts, unseen).rstrip(), "",
                       t.sentence(f"{model}, {label}")]  # fmt: skip
-    if not found:
+    if not found["models"]:
         return None
+    found["unseen"] = dict(sorted(found["unseen"].items(), key=lambda kv: int(kv[0])))
     write_json(reports / size / "people.json", found)
     atomic_write_text(reports / size / "people.md", "\n".join(lines) + "\n")
     return found

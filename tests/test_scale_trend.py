@@ -140,6 +140,8 @@ def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_a
     import json
 
     from sua_demo import scale
+    from sua_demo.plots import people_figure
+    from sua_demo.ui.about import people_words
 
     record, reports = tmp_path / "record", tmp_path / "reports"
     monkeypatch.setattr(scale, "REPORTS", record)
@@ -155,11 +157,16 @@ def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_a
             (path / "report.json").write_text(json.dumps(_fraction_report(people, 0.01 * people + 0.002 * seed)))
     assert list(scale.people_reports("idk", "M", reports)) == ["4", "8", "11"]
     found = scale.write_people("M", reports)
-    t = found["idk"]["c_unseen_heldout"]["trend"]
+    t = found["models"]["idk"]["c_unseen_heldout"]["trend"]
     assert t["n_points"] == 18 and 0.9 < t["slope"] < 1.1 and t["low"] > 0 and t["per"] == "per attacker person"
     text = (reports / "M" / "people.md").read_text()
     assert "| 4 | 11 | 6 |" in text and "| 11 | 4 | 6 |" in text and "grows with the attacker's people" in text
-    assert "grad_diff" not in found  # nothing of it attacked at another share
+    assert "grad_diff" not in found["models"] and found["unseen"] == {"4": 11, "8": 7, "11": 4}
+    fig = people_figure(found)  # the About's picture of the axis
+    unseen = next(trace for trace in fig.data if trace.name == "IDK, δ: unseen people, held-out photos")
+    assert "fitted on 4 (11 unseen), 8 (7 unseen), 11 (4 unseen)" in people_words(found)
+    assert list(unseen.x) == [4, 8, 11] and list(fig.layout.xaxis.ticktext) == ["4 (11 unseen)", "8 (7 unseen)",
+                                                                                "11 (4 unseen)"]  # fmt: skip
     _eval(reports / "M" / "world1" / "idk", 0.4)  # world 1 rebuilt to other models: the record is not its attack
     assert not scale.same_as_record("M", 1, reports) and scale.same_as_record("M", 0, reports)
     assert list(scale.people_reports("idk", "M", reports)["8"]) == ["world 0"]

@@ -171,3 +171,18 @@ def scale_words(trend: dict[str, Any]) -> str:
         "8), each attacked the same way with every control. Tower sizes attacked so far: "
         f"{', '.join(sizes)}. {sentence}"
     )
+
+
+def people_words(people: dict[str, Any]) -> str:
+    """What the second axis has measured so far (δ fitted on fewer or more people), in words, above its picture."""
+    from sua_demo.analysis.scale_trend import Trend
+
+    sentence = Trend(**people["models"]["idk"]["c_unseen_heldout"]["trend"]).sentence(
+        "For IDK, δ's reach to unseen people"
+    )
+    counts = ", ".join(f"{k} ({n} unseen)" for k, n in people["unseen"].items())
+    return (
+        "### Does δ reach more unseen people when it is fitted on more people?\n\n"
+        f"Today's tower, the attack fitted on {counts} of the 15 people the model was asked to forget, each with "
+        f"every control. {sentence}"
+    )

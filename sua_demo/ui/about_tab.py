@@ -7,7 +7,7 @@ import json
 import gradio as gr
 
 from sua_demo.ui import text
-from sua_demo.ui.about import about_markdown, scale_words
+from sua_demo.ui.about import about_markdown, people_words, scale_words
 
 
 def build() -> None:
@@ -25,3 +25,10 @@ def build() -> None:
         found = json.loads(trend.read_text())
         gr.Markdown(scale_words(found), elem_id="about-scale")
         gr.Plot(scale_figure(found), elem_id="about-scale-plot")
+    people = world.models / "scale" / "M" / "people.json"  # its second axis, on today's tower
+    if people.is_file():
+        from sua_demo.plots import people_figure
+
+        found = json.loads(people.read_text())
+        gr.Markdown(people_words(found), elem_id="about-people")
+        gr.Plot(people_figure(found), elem_id="about-people-plot")
