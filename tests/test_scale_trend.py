@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 
-from sua_demo.analysis.scale_trend import points, table, trend
+from sua_demo.analysis.scale_trend import people_trend, points, table, trend
 
 PARAMS = {"S": 1.5e5, "M": 9.0e5, "L": 6.5e6}
 
@@ -170,6 +170,8 @@ def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_a
     _eval(reports / "M" / "world1" / "idk", 0.4)  # world 1 rebuilt to other models: the record is not its attack
     assert not scale.same_as_record("M", 1, reports) and scale.same_as_record("M", 0, reports)
     assert list(scale.people_reports("idk", "M", reports)["8"]) == ["world 0"]
+    one = [pt for pt in scale.points(scale.people_reports("idk", "M", reports)) if pt.world == "world 0"]
+    assert "over one world so far, no interval" in people_trend(one, boots=50).sentence("unseen people")
     calls = []
     monkeypatch.setattr(scale, "attack_size", lambda size, seed, plan, fraction, only: calls.append((seed, fraction)))
     plan = dataclasses.replace(scale.STUDY, reports=reports)

@@ -63,6 +63,8 @@ class Trend:
         """The trend in one sentence, "no trend" when the interval holds 0."""
         if not np.isfinite(self.slope):
             return f"{what}: one point of the axis measured so far, no slope yet."
+        if not np.isfinite(self.low):
+            return f"{what}: {self.slope:+.1f} points {self.per} over one world so far, no interval before a second."
         said = "no trend" if self.low <= 0 <= self.high else ("grows" if self.low > 0 else "shrinks")
         return (
             f"{what}: {self.slope:+.1f} points {self.per} (95 % interval {self.low:+.1f} to {self.high:+.1f}, "
@@ -87,7 +89,8 @@ def _fit(found: list[Point], x_of: dict[str, float], boots: int, seed: int) -> t
             for w in rng.choice(names, size=len(names), replace=True) if names else []:
                 picks += rows[(label, w)]
         slopes.append(_slope(x[picks], y[picks]))
-    low, high = np.nanpercentile(slopes, [2.5, 97.5]) if np.isfinite(slopes).any() else (np.nan, np.nan)
+    one_world = all(len(names) < 2 for names in worlds.values())  # resampling one world cannot move the slope
+    low, high = np.nanpercentile(slopes, [2.5, 97.5]) if np.isfinite(slopes).any() and not one_world else (np.nan,) * 2
     return _slope(x, y), float(low), float(high)
 
 
