@@ -95,6 +95,12 @@ def test_help_works_on_every_subcommand(capsys):
         assert "usage: sua" in out.out
 
 
+@pytest.mark.parametrize("extra", [["--only", "idk"], ["--people", "--attacker-fraction", "0.25"]])
+def test_build_scale_refuses_what_to_attack_without_an_attack_in_one_line(capsys, extra):
+    code, _, err = run(capsys, "build-scale", "--size", "M", *extra)
+    assert code == 2 and err.count("\n") == 1 and "--only goes with --attack or --people" in err
+
+
 def test_a_bench_too_small_is_one_line(capsys, tmp_path):
     code, _, err = run(capsys, "bench", "build", "--people", "3", "--out", str(tmp_path))
     assert code == 2 and err.count("\n") == 1 and "at least 4 people" in err

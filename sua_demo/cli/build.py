@@ -10,6 +10,7 @@ from typing import Any
 from sua_demo.cli import common
 from sua_demo.cli.flags import fraction, positive_int
 from sua_demo.config import CHECKPOINTS, BenchConfig
+from sua_demo.errors import BadValueError
 
 
 def cmd_build_all(args: argparse.Namespace) -> None:
@@ -71,8 +72,13 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
 
 
 def cmd_build_scale(args: argparse.Namespace) -> None:
+    from sua_demo.eval.recovery import ATTACKER_FRACTION
     from sua_demo.scale import attack_people, attack_size, build_size, general_of, plan_of, write_people, write_trend
 
+    other_share = args.attacker_fraction != ATTACKER_FRACTION
+    if args.only and not (args.attack or args.people) or other_share and not args.attack:
+        raise BadValueError("--only goes with --attack or --people, --attacker-fraction with --attack: they say what "
+                            "is attacked")  # fmt: skip
     plan = plan_of(args.plan, args.out)
     if args.general_only:
         print(general_of(args.size, plan=plan))
