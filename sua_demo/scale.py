@@ -157,8 +157,7 @@ def _share_shipped_people(out: Path) -> None:
     for name in ("vanilla", "retrain"):
         if (out / name / "eval.json").is_file():
             continue
-        shipped, record = FAITHFUL / name / "eval.json", REPORTS / "world0" / name / "eval.json"
-        if shipped.read_text() != record.read_text():
+        if not _evaluates_as(FAITHFUL / name, REPORTS / "world0" / name):
             raise BadValueError(f"the shipped {name} is not the one the train-photo-rule world 0 was built with")
         shutil.copytree(FAITHFUL / name, out / name, dirs_exist_ok=True)
 
@@ -281,14 +280,13 @@ def same_as_record(size: str, seed: int, reports: Path = SCALE_REPORTS) -> bool:
     """Whether a size-M world rebuilt for the second axis evaluates exactly as the record's world of that seed (every
     model, every figure): then the record's attack at the protocol's share is this world's too."""
     mine, record = reports / size / f"world{seed}", REPORTS / f"world{seed}"
-    names = ("vanilla", "retrain", *DEMO_MODELS)
-    return size == "M" and all(
-        (mine / n / "eval.json").is_file()
-        and (record / n / "eval.json").is_file()
-        and json.loads((mine / n / "eval.json").read_text())["report"]
-        == json.loads((record / n / "eval.json").read_text())["report"]
-        for n in names
-    )
+    return size == "M" and all(_evaluates_as(mine / n, record / n) for n in ("vanilla", "retrain", *DEMO_MODELS))
+
+
+def _evaluates_as(model: Path, other: Path) -> bool:
+    """Two model folders whose evaluations (eval.json's report, every figure) are the same: the same model."""
+    found = [json.loads((m / "eval.json").read_text())["report"] for m in (model, other) if (m / "eval.json").is_file()]
+    return len(found) == 2 and found[0] == found[1]
 
 
 def people_reports(model: str, size: str = "M", reports: Path = SCALE_REPORTS) -> dict[str, dict[str, Any]]:
