@@ -186,3 +186,46 @@ def test_a_share_of_attacker_people_other_than_the_protocols_has_its_own_folder(
 
     assert noise_dir(Path("w")) == Path("w/noise") and noise_dir(Path("w"), 0.5) == Path("w/noise")
     assert noise_dir(Path("w"), 0.25) == Path("w/noise_fraction0.25")
+
+
+def test_a_world_built_again_keeps_its_records_attack_only_while_it_evaluates_as_the_record(tmp_path, monkeypatch):
+    """docs/scale.md, Changes, tenth session: a size's world built again after its runs/ were lost is not attacked
+    twice where it is the record's models, and where it is not, it replaces the record whole, never in part."""
+    import json
+
+    from sua_demo import scale
+
+    plan = dataclasses.replace(scale.STUDY, runs=tmp_path / "runs", reports=tmp_path / "reports")
+    for seed in (0, 1):
+        for root in (plan.runs, plan.reports):
+            for name in scale.STUDIED:
+                _eval(root / "L" / f"world{seed}" / name, 0.5)
+        (plan.reports / "L" / f"world{seed}" / "noise" / "idk").mkdir(parents=True)
+        (plan.reports / "L" / f"world{seed}" / "noise" / "idk" / "report.json").write_text('{"of": "the record"}')
+    _eval(plan.runs / "L" / "world1" / "idk", 0.4)  # world 1's IDK came out otherwise this time
+    calls = []
+
+    def attack_world(seed, splits, names, folder, *rest):
+        calls.append((seed, names))
+        for name in names:
+            (folder / "noise" / name).mkdir(parents=True, exist_ok=True)
+            (folder / "noise" / name / "report.json").write_text(json.dumps({"of": f"world {seed} again"}))
+        return folder / "noise"
+
+    monkeypatch.setattr(scale, "attack_world", attack_world)
+    monkeypatch.setattr(scale, "write_trend", lambda *a: None)
+    monkeypatch.setattr(scale, "write_people", lambda *a: None)
+    record = plan.reports / "L"
+    assert not scale.rebuilt_apart(plan.runs / "L" / "world0", record / "world0")
+    assert scale.rebuilt_apart(plan.runs / "L" / "world1", record / "world1")
+    scale.attack_size("L", 0, plan)  # the same models: only GradDiff, which the record lacks, is attacked
+    assert calls == [(0, ["grad_diff"])]
+    assert json.loads((record / "world0" / "noise" / "idk" / "report.json").read_text()) == {"of": "the record"}
+    assert (record / "world0" / "noise" / "grad_diff" / "report.json").is_file()
+    scale.attack_size("L", 1, plan, only=["grad_diff"])  # other models, attacked in part: the record stays whole
+    assert calls[-1] == (1, ["grad_diff"]) and not (record / "world1" / "noise" / "grad_diff").exists()
+    assert json.loads((record / "world1" / "idk" / "eval.json").read_text())["report"] == {"forget": 0.5}
+    scale.attack_size("L", 1, plan)  # then whole: it replaces the record, evaluations and attack together
+    assert calls[-1] == (1, ["idk", "grad_diff"])
+    assert json.loads((record / "world1" / "idk" / "eval.json").read_text())["report"] == {"forget": 0.4}
+    assert json.loads((record / "world1" / "noise" / "idk" / "report.json").read_text()) == {"of": "world 1 again"}
