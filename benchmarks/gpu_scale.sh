@@ -10,6 +10,7 @@
 # stay in runs/faithful/scale/; reports land in checkpoints/faithful/scale/SIZE/ (copy them to $OUT to keep them).
 #   bash benchmarks/gpu_scale.sh                                   # one GPU: XL then XXL, within LIMIT (570 s)
 #   LIMIT=1200 bash benchmarks/gpu_scale.sh --seeds "0 1" XL       # both worlds of one size
+#   MFU=0 bash benchmarks/gpu_scale.sh                             # the same call again, the MFU already printed
 #   SUA_DEVICE=cpu bash benchmarks/gpu_scale.sh --plan toy --out /tmp/toy S   # every stage on a CPU (the test)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +30,11 @@ SIZES=${*:-XL XXL}
 END=$((SECONDS + ${LIMIT:-570}))
 SUA=("$PY" -m sua_demo build-scale --plan "$PLAN" "${OUT[@]}")
 echo "gpu_scale: device $SUA_DEVICE, plan $PLAN, sizes $SIZES, worlds $SEEDS, ${LIMIT:-570} s"
-if [[ $SUA_DEVICE != cpu ]]; then  # the MFU needs a GPU's peak; on a CPU the build is what is tested
+# the MFU needs a GPU's peak (on a CPU the build is what is tested); MFU=0 skips it when a stopped call is run again
+if [[ ${MFU:-1} != 0 ]] && "$PY" -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then
   timeout 90 "$PY" benchmarks/gpu_smoke.py --random llava-1.5-7b --batch-size 8 --max-seconds 80 || echo "MFU: not measured"
+elif [[ ${MFU:-1} != 0 && $SUA_DEVICE != cpu ]]; then
+  echo "MFU: not measured (no CUDA GPU is visible)"
 fi
 stage() {  # one resumable stage inside what is left of the time limit; 1 when it is used up
   local left=$((END - SECONDS))

@@ -128,7 +128,7 @@ def fit_offset(
     with torch.no_grad():
         adapter.image_features(adapter.pixel_values(bank.get(examples[:1])))
     handle.remove()
-    v = torch.zeros(shape[0], requires_grad=True)
+    v = torch.zeros(shape[0], device=adapter.device, requires_grad=True)
     opt = torch.optim.Adam([v], lr=lr)
     sampler, gen = ExampleSampler(examples, BATCH, seed), torch.Generator().manual_seed(seed)
     losses: list[float] = []
@@ -149,14 +149,14 @@ def pixels_needed(adapter: VisionLanguageAdapter, v: torch.Tensor) -> list[float
     """Per patch, the smallest L-inf pixel delta (in 1/255) whose patch embedding is v's column there: a linear
     programme (min t with W d = v, |d| <= t), W being the patch embedding after the processor's normalisation.
     Says whether an input offset is a pattern an image could carry, or one far outside [0, 1]."""
-    weight = adapter.model.model.vision_tower.embeddings.patch_embedding.weight.detach().double()
-    std = adapter._mean_std[1].double().view(1, 3, 1, 1)
+    weight = adapter.model.model.vision_tower.embeddings.patch_embedding.weight.detach().cpu().double()
+    std = adapter._mean_std[1].cpu().double().view(1, 3, 1, 1)
     w = (weight / std).flatten(1).numpy()  # (width, 3 P P): pixel delta -> offset
     width, n = w.shape
     cost = np.r_[np.zeros(n), 1.0]
     bound = np.block([[np.eye(n), -np.ones((n, 1))], [-np.eye(n), -np.ones((n, 1))]])
     equal = np.hstack([w, np.zeros((width, 1))])
-    target = v.double().flatten(1).numpy()  # (width, cells)
+    target = v.cpu().double().flatten(1).numpy()  # (width, cells)
     out = []
     for cell in range(target.shape[1]):
         res = linprog(cost, A_ub=bound, b_ub=np.zeros(2 * n), A_eq=equal, b_eq=target[:, cell], bounds=(None, None))

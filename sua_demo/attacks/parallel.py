@@ -93,7 +93,8 @@ def global_sum(value: float) -> float:
     """The sum of a number over all ranks."""
     if world()[1] == 1:
         return value
-    t = torch.tensor([float(value)], dtype=torch.float64)
+    on_gpu = dist.get_backend() == "nccl"  # NCCL reduces CUDA tensors only
+    t = torch.tensor([float(value)], dtype=torch.float64, device="cuda" if on_gpu else "cpu")
     dist.all_reduce(t)
     return float(t[0])
 

@@ -51,5 +51,5 @@ def embedding_cosines(
 def detector_auroc(clean_scores: torch.Tensor, attacked_scores: torch.Tensor) -> float:
     """AUROC of flagging attacked inputs by their score; 0.5 means the detector cannot tell them apart."""
     y = np.r_[np.zeros(len(clean_scores)), np.ones(len(attacked_scores))]
-    s = np.r_[clean_scores.numpy(), attacked_scores.numpy()]
+    s = np.r_[clean_scores.cpu().numpy(), attacked_scores.cpu().numpy()]  # a GPU's scores come back to count
     return float(roc_auc_score(y, s))

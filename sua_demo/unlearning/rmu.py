@@ -44,7 +44,7 @@ class RMU(UnlearningMethod):
                 h, mask = layer_activations(self.reference, bank, forget, layer)
             rms = h[mask].square().mean().sqrt()
             gen = torch.Generator().manual_seed(self.cfg.seed)
-            u = torch.rand(h.shape[-1], generator=gen)
+            u = torch.rand(h.shape[-1], generator=gen).to(rms.device)  # drawn on the CPU: the same u anywhere
             self._c_u = self.cfg.rmu_steering * rms * u / u.norm() * h.shape[-1] ** 0.5
         return self._c_u
 
