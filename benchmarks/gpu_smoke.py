@@ -129,7 +129,6 @@ def run(args: argparse.Namespace) -> None:
     chunk = ExampleSampler(examples, args.batch_size, 0)()
     cfg = AttackConfig(batch_size=args.batch_size, eot=False, checkpoint_every=10**9, precision="auto")
     attack = ATTACKS.get("sua")(adapter, cfg)
-    attack.denoiser.to(args.device)  # the run moves it itself (optimise_delta); this one step is called bare
 
     from torch.utils.flop_counter import FlopCounterMode
 

@@ -159,14 +159,13 @@ def build_size(size: str, seed: int, progress: bool = True, plan: Plan = STUDY) 
 def rebuilt_apart(world: Path, record: Path) -> bool:
     """A world built again (its runs/ were lost, docs/scale.md) whose models do not all evaluate as those its record's
     attack was run on: its reports must not stand beside that attack's, so they replace the record only whole."""
-    attacked = any(record.glob("noise/*/report.json"))
-    return attacked and not all(_evaluates_as(world / name, record / name) for name in STUDIED)
+    return any(record.glob("noise/*/report.json")) and not _same_world(world, record)
 
 
 def recorded_attacks(world: Path, record: Path) -> list[str]:
     """The demo models whose attack at the protocol's share the record already holds for this very world (every
     model evaluates as the record's): a world built again after its runs/ were lost is not attacked twice."""
-    if not all(_evaluates_as(world / name, record / name) for name in STUDIED):
+    if not _same_world(world, record):
         return []
     return [name for name in DEMO_MODELS if (record / "noise" / name / "report.json").is_file()]
 
@@ -308,8 +307,12 @@ PEOPLE_FRACTIONS = (0.25, ATTACKER_FRACTION, 0.75)
 def same_as_record(size: str, seed: int, reports: Path = SCALE_REPORTS) -> bool:
     """Whether a size-M world rebuilt for the second axis evaluates exactly as the record's world of that seed (every
     model, every figure): then the record's attack at the protocol's share is this world's too."""
-    mine, record = reports / size / f"world{seed}", REPORTS / f"world{seed}"
-    return size == "M" and all(_evaluates_as(mine / n, record / n) for n in ("vanilla", "retrain", *DEMO_MODELS))
+    return size == "M" and _same_world(reports / size / f"world{seed}", REPORTS / f"world{seed}")
+
+
+def _same_world(world: Path, other: Path) -> bool:
+    """Every model of two world folders evaluates the same (`_evaluates_as`): the same world."""
+    return all(_evaluates_as(world / name, other / name) for name in STUDIED)
 
 
 def _evaluates_as(model: Path, other: Path) -> bool:

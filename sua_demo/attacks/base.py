@@ -116,7 +116,7 @@ class UniversalAttack(ABC):
             raise BadValueError("alpha is 0: sign steps of size 0 never move delta; give a step size (e.g. 1/255)")
         self.adapter = adapter
         self.cfg = cfg
-        self.denoiser = build_denoiser(cfg.denoiser)
+        self.denoiser = build_denoiser(cfg.denoiser).to(adapter.device)  # the loss runs it beside the model
         self._adam: torch.optim.Optimizer | None = None
         self._velocity: torch.Tensor | None = None  # the "momentum" optimizer's gradient sum; like Adam's moments,
         # it is not saved in checkpoints, so a resumed run starts it afresh
@@ -232,7 +232,6 @@ class UniversalAttack(ABC):
         the lowest smoothed-loss one kept as `self.best`. `run` picks the precision and calls this."""
         cfg, device = self.cfg, self.adapter.device
         main = parallel.world()[0] == 0
-        self.denoiser.to(device)
         gen = torch.Generator().manual_seed(cfg.seed)
         info = {"model": self.adapter.source, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
         delta, start = self._starting_delta(gen, info, checkpoint, main)
