@@ -241,7 +241,7 @@ def heavy_jobs(url: str, proc: subprocess.Popen, person: str) -> dict:
 
 def report(m: dict, world: str) -> None:
     from sua_demo.machine import describe
-    from sua_demo.threads import all_cores
+    from sua_demo.threads import usable_cores
 
     steps, done, answers = m["steps"], m["done"], m["answers"]
     first_point = m["timeline"][0][0] if m["timeline"] else None  # the first streamed update carries the first loss
@@ -266,7 +266,7 @@ def report(m: dict, world: str) -> None:
     print(f"  live audit of one person (quick), click -> done {m['audit_done']:6.1f} s")
     print(f"    live: {estimate_error(m['audit_timeline'], m['audit_done'])}")
     print(f"  steps/s: app {app_sps:.2f}, library loop in one process {cli_sps:.2f} ({app_sps / cli_sps:.0%})")
-    cores = all_cores()
+    cores = usable_cores()
     print(
         f"  CPU during that run: server {m['server_cpu']:.1f} s, this client {m['client_cpu']:.1f} s "
         f"(of {cores * done:.0f} core-seconds on {cores} cores; a browser elsewhere would not share them)"

@@ -8,6 +8,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from typing import Any
 
 import pytest
 from gradio_client import Client
@@ -47,18 +48,23 @@ def upload(app_url: str, name: str, data: bytes) -> str:
         return json.loads(r.read())[0]
 
 
-def page_event(app_url: str, elem_id: str, trigger: str, data: list, session: str) -> list:
-    """Call a page-only event (no api_name) the way a hostile caller can: by its index, through the queue."""
+def page_stream(app_url: str, elem_id: str, trigger: str, data: list, session: str, chained: bool = False) -> Any:
+    """Start a page-only event (no api_name) the way a hostile caller can: by its index, through the queue; with
+    `chained`, the event the page runs after that one (a click's `.success`). The open event stream: its lines."""
     config = json.loads(get(app_url + "config")[1])
     ids = {c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == elem_id}
-    index = next(
-        i
-        for i, dep in enumerate(config["dependencies"])
-        if any(t[0] in ids and t[1] == trigger for t in dep["targets"])
-    )
-    fn = config["dependencies"][index].get("id", index)
+    deps = config["dependencies"]
+    index = next(i for i, dep in enumerate(deps) if any(t[0] in ids and t[1] == trigger for t in dep["targets"]))
+    fn = deps[index].get("id", index)
+    if chained:
+        fn = next(dep.get("id", i) for i, dep in enumerate(deps) if dep.get("trigger_after") == fn)
     post_json(app_url + "gradio_api/queue/join", {"data": data, "fn_index": fn, "session_hash": session})
-    with urllib.request.urlopen(app_url + f"gradio_api/queue/data?session_hash={session}", timeout=120) as stream:
+    return urllib.request.urlopen(app_url + f"gradio_api/queue/data?session_hash={session}", timeout=120)
+
+
+def page_event(app_url: str, elem_id: str, trigger: str, data: list, session: str) -> list:
+    """A page-only event called by its index (`page_stream`), waited for: its outputs."""
+    with page_stream(app_url, elem_id, trigger, data, session) as stream:
         for line in stream:
             if line.startswith(b"data:"):
                 msg = json.loads(line[5:])
@@ -67,14 +73,14 @@ def page_event(app_url: str, elem_id: str, trigger: str, data: list, session: st
     raise AssertionError("the event never completed")
 
 
-def photo_bytes() -> bytes:
+def photo_bytes(seed: int = 5) -> bytes:
     import io
 
     from sua_demo.config import BenchConfig
     from sua_demo.enrol.visitor import procedural_photos
 
     buf = io.BytesIO()
-    procedural_photos(5, BenchConfig(), 1)[0].resize((128, 128)).save(buf, format="PNG")
+    procedural_photos(seed, BenchConfig(), 1)[0].resize((128, 128)).save(buf, format="PNG")
     return buf.getvalue()
 
 

@@ -15,11 +15,11 @@ from sua_demo.engine.models import Models
 from sua_demo.eval.recovery import attack_split, attacker_examples, split_meta
 from sua_demo.sessions import LoadedModel
 from sua_demo.shipped import public_name
-from sua_demo.threads import streaming_on_fresh_thread
+from sua_demo.threads import Waiting, heavy_stream
 
 
 class Optimising(Models):
-    """Optimise a noise on the protocol's attacker split, on a fresh thread with every core."""
+    """Optimise a noise on the protocol's attacker split, in the line of heavy jobs (threads.py)."""
 
     def optimise(
         self,
@@ -71,12 +71,18 @@ class Optimising(Models):
         return noise, best
 
     def optimise_stream(
-        self, sess: LoadedModel, stop: threading.Event, tick: float | None = None, **kwargs: Any
-    ) -> Iterator[tuple[int, float, torch.Tensor] | tuple[Noise, Noise | None] | None]:
-        """`optimise` on a fresh thread with every core (threads.py): yields (step, loss, delta) as they come, then
-        (last, best); with `tick`, None after every `tick` seconds without a step (so a page's clock moves on slow
-        steps too). Closing the generator (a page that went away) sets `stop`, so the worker ends after its current
-        step."""
+        self,
+        sess: LoadedModel,
+        stop: threading.Event,
+        tick: float | None = None,
+        expected: float | None = None,
+        **kwargs: Any,
+    ) -> Iterator[Waiting | tuple[int, float, torch.Tensor] | tuple[Noise, Noise | None] | None]:
+        """`optimise` in the line of heavy jobs (threads.py): a `Waiting` every `tick` seconds while it waits (its
+        place, and its wait from `expected`, the seconds the caller expects each run to take), then (step, loss,
+        delta) as they come, then (last, best); with `tick`, None after every `tick` seconds without a step (so a
+        page's clock moves on slow steps too). `stop` set while it waits leaves the line (`LeftTheLine`). Closing
+        the generator (a page that went away) sets `stop`, so the worker ends after its current step."""
 
         def run(emit: Callable[[tuple[int, float, torch.Tensor]], None]) -> tuple[Noise, Noise | None]:
             def on_step(i: int, stats: dict[str, float], delta: torch.Tensor) -> None:
@@ -85,7 +91,7 @@ class Optimising(Models):
             return self.optimise(sess, on_step=on_step, stop=stop, **kwargs)
 
         try:
-            noises = yield from streaming_on_fresh_thread(run, tick)
+            noises = yield from heavy_stream(run, "optimise", tick, stop, expected)
         finally:
             stop.set()
         yield noises

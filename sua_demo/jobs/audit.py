@@ -16,7 +16,7 @@ from sua_demo.audit.run import LABELS, METHODS, EnoughForNow, audit_figure, audi
 from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.look import person_id
-from sua_demo.threads import ticking_on_fresh_thread
+from sua_demo.threads import Waiting, heavy_ticking
 
 __all__ = ["LABELS", "METHODS", "Abandoned", "audit_figure", "card", "card_figure", "card_markdown", "live", "markdown",
            "method_work", "recovers", "shipped_report"]  # fmt: skip
@@ -45,9 +45,12 @@ def method_work() -> list[int]:
     return [AUDITS.get(name)().work(True) for name in METHODS]
 
 
-def live(engine: Engine, model: str, person: str, deadline: float | None = None) -> Iterator[tuple[int, dict | None]]:
-    """Every method on one forget person (quick settings), beside its retrain control, on a fresh thread with
-    every core. Yields (methods done, None) every second, then (methods done, report). If the caller goes away
+def live(
+    engine: Engine, model: str, person: str, deadline: float | None = None
+) -> Iterator[Waiting | tuple[int, dict | None]]:
+    """Every method on one forget person (quick settings), beside its retrain control, in the line of heavy jobs.
+    Yields a `Waiting` every second while it waits for its turn, then (methods done, None) every second, then
+    (methods done, report). If the caller goes away
     (the generator is closed), the audit stops after the method under way and the cores are free before this
     returns; at `deadline` (time.monotonic()) it stops the same way and reports the methods it finished."""
     sess = engine.session(model)
@@ -69,19 +72,21 @@ def live(engine: Engine, model: str, person: str, deadline: float | None = None)
             raise EnoughForNow
         done[0] = finished
 
-    with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
-        run = ticking_on_fresh_thread(audit_models, 1.0, models, engine.bench, noise_dir, None, (split.seed,),
-                                      people=[pid], progress=False, quick=True, names=(sess.name, retrain.name),
-                                      on_progress=step)  # fmt: skip
-        try:
-            while True:
-                next(run)
-                yield done[0], None
-        except StopIteration as finished:
-            yield done[0], finished.value
-        except GeneratorExit:  # the caller left: the method under way ends, then the worker, before the slot frees
-            gone.set()
-            with contextlib.suppress(Abandoned):
-                for _ in run:
-                    pass
-            raise
+    def audit() -> dict:
+        with sess.attack_lock:  # relearning and soft prompts run on copies, but share the threads with attacks
+            return audit_models(models, engine.bench, noise_dir, None, (split.seed,), people=[pid], progress=False,
+                                quick=True, names=(sess.name, retrain.name), on_progress=step)  # fmt: skip
+
+    run = heavy_ticking(audit, 1.0, kind="audit")
+    try:
+        while True:
+            item = next(run)
+            yield item if isinstance(item, Waiting) else (done[0], None)
+    except StopIteration as finished:
+        yield done[0], finished.value
+    except GeneratorExit:  # the caller left: the method under way ends, then the worker, before the slot frees
+        gone.set()
+        with contextlib.suppress(Abandoned):
+            for _ in run:
+                pass
+        raise

@@ -1,5 +1,5 @@
 """*Your face* as the page runs it: a visitor's photos and facts checked, made a person, and taught, unlearned and
-attacked on a private copy of the served world's model, one step at a time on a fresh thread."""
+attacked on a private copy of the served world's model, one step at a time, in the line of heavy jobs."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from sua_demo.enrol import Visitor, invent_visitor, usable_photos
 from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS, MIN_SIDE, check_size
 from sua_demo.enrol.visitor import check_visitor, sayable
 from sua_demo.lifecycle import EnrolReport, LifecycleConfig, Progress, StepReport, rule_steps, run_lifecycle
-from sua_demo.threads import streaming_on_fresh_thread
+from sua_demo.threads import LeftTheLine, Waiting, heavy_stream
 
-__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport", "Progress", "Ready",
-           "StepReport", "check_size", "fact_choices", "invent", "prepare", "steps"]  # fmt: skip
+__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport", "LeftTheLine", "Progress",
+           "Ready", "StepReport", "Waiting", "check_size", "fact_choices", "invent", "prepare", "steps"]  # fmt: skip
 
 FACTS = tuple(FACT_POOLS)
 
@@ -38,34 +38,35 @@ def invent(engine: Engine, seed: int = 0) -> tuple[str, ...]:
 
 @dataclass
 class Ready:
-    """A run about to start: the visitor (checked), what reading the photos said, the private model copy and the
-    shipped δ it is attacked with."""
+    """A run about to join the line: the visitor (checked), what reading the photos said, and the shipped δ it is
+    attacked with. The model is copied only once the run starts: a class waiting in line holds no copies."""
 
     visitor: Visitor
     notes: list[str]
-    before: Any
     shipped: Any
 
 
 def prepare(engine: Engine, photos: list[Image.Image], name: str, facts: dict[str, str]) -> Ready:
-    """Check the photos and facts (a SuaError says what is wrong) and copy the model: nothing the run does touches
-    the model other visitors use."""
+    """Check the photos and facts (a SuaError says what is wrong, before the run waits for its turn)."""
     usable, notes = usable_photos(photos)
     vanilla = engine.session("vanilla")
     name, facts = check_visitor(name, facts, vanilla.adapter.tokenizer)
-    with vanilla.attack_lock:
-        before = vanilla.adapter.clone()
-    return Ready(Visitor(name, facts, usable), notes, before, engine.session("idk").shipped_noise)
+    return Ready(Visitor(name, facts, usable), notes, engine.session("idk").shipped_noise)
 
 
 def steps(
     engine: Engine, ready: Ready, method: str, stop: threading.Event
-) -> Generator[StepReport | Progress | None, None, EnrolReport]:
-    """Teach, check, unlearn, fit δ, attack: each finished step as it lands and each pass of the step under way
-    (None every second with nothing new), then the report. `stop` set ends the run within one pass."""
+) -> Generator[Waiting | StepReport | Progress | None, None, EnrolReport]:
+    """Wait in the line of heavy jobs (its place and wait every second, a `Waiting`), then teach, check, unlearn,
+    fit δ, attack on a private copy of the model: each finished step as it lands and each pass of the step under
+    way (None every second with nothing new), then the report. `stop` set leaves the line (`LeftTheLine`) or ends
+    the run within one pass; nothing the run does touches the model other visitors use."""
 
     def work(emit: Any) -> EnrolReport:
+        vanilla = engine.session("vanilla")
+        with vanilla.attack_lock:
+            before = vanilla.adapter.clone()
         cfg = LifecycleConfig(method=method, unlearn_stops=rule_steps(engine.world.models, method))
-        return run_lifecycle(ready.before, engine.bench, ready.visitor, ready.shipped, cfg, on_step=emit, stop=stop)
+        return run_lifecycle(before, engine.bench, ready.visitor, ready.shipped, cfg, on_step=emit, stop=stop)
 
-    return (yield from streaming_on_fresh_thread(work, tick=1.0))
+    return (yield from heavy_stream(work, "your face", tick=1.0, stop=stop))

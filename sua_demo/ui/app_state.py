@@ -14,6 +14,7 @@ from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.look import STAGES, Look, Request, look, person_id
 from sua_demo.shipped import label
+from sua_demo.threads import LeftTheLine, Waiting
 from sua_demo.ui import page, stealth
 from sua_demo.ui.exports import Scratch
 from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
@@ -185,7 +186,11 @@ class AppState:
             if announce:
                 yield OptimiseView(None, f"started: run {run} (stop with run={run})", None)
             kwargs = {"eps_255": eps, "steps": steps, "denoiser": denoiser, "stealth_weight": stealth}
-            for item in self.engine.optimise_stream(sess, flag, tick=1.0, **kwargs):
+            expected = clock.steps * self.timer.seconds_per_step(self.engine, sess)
+            for item in self.engine.optimise_stream(sess, flag, tick=1.0, expected=expected, **kwargs):
+                if isinstance(item, Waiting):  # the API and the page say the same words
+                    yield OptimiseView(None, item.words(), None)
+                    continue
                 if item is not None and len(item) == 2:
                     last, best = item
                     break
@@ -202,6 +207,8 @@ class AppState:
             elapsed = time.monotonic() - clock.start
             final = progress_view(history, clock.steps, last.delta, float(eps), elapsed, last.meta)
             yield OptimiseView(final.figure, final.status, final.preview, files)
+        except LeftTheLine:
+            yield OptimiseView(None, "stopped while waiting: it left the line and nothing of it ran", None)
         finally:
             self.stops.release(key, flag, run)
 

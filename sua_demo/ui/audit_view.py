@@ -10,6 +10,7 @@ from sua_demo.analysis.paired import ALPHA, mcnemar, p_text
 from sua_demo.engine import Engine
 from sua_demo.jobs import audit
 from sua_demo.look import person_id
+from sua_demo.threads import Waiting
 from sua_demo.ui.pace import WorkClock
 from sua_demo.ui.report_card_view import card_html
 
@@ -49,10 +50,15 @@ def live_audit(
     """The live audit (`jobs.audit.live`) in words: a progress line every second with the time left at this
     audit's own pace (its first method, which loads and warms up, is left out) and the methods done of all, then
     the closing line and the report. A caller that leaves stops it; a deadline bounds it."""
-    clock, total = WorkClock(audit.method_work()), len(audit.METHODS)
+    clock, total = None, len(audit.METHODS)
     pid = person_id(person)
     with contextlib.closing(audit.live(engine, model, person, deadline)) as run:  # a caller that leaves closes it
-        for done, report in run:
+        for item in run:
+            if isinstance(item, Waiting):
+                yield f"Live audit of #{pid}: {item.words()}", None, (0, total)
+                continue
+            done, report = item
+            clock = clock or WorkClock(audit.method_work())  # its pace from when it started, not from its wait
             clock.step(done)
             if report is None:
                 yield f"Live audit of #{pid}: {clock.status('method')}", None, (done, total)

@@ -147,10 +147,10 @@ def handler(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        from sua_demo.threads import SERVING_THREADS, torch_threads  # torch only once a call comes
+        from sua_demo.threads import serving  # torch only once a call comes
 
         try:
-            with torch_threads(SERVING_THREADS):  # heavy jobs run on a fresh thread of their own (threads.py)
+            with serving():  # one thread; a heavy job running leaves it a core (threads.py)
                 return fn(*args, **kwargs)
         except SuaError as err:
             raise gr.Error(_logged(fn, err), print_exception=False) from None

@@ -20,8 +20,13 @@ log = logging.getLogger(__name__)
 MAX_UPLOAD = "20mb"  # a photo or a noise file; Gradio refuses larger uploads before they reach the disk
 CACHE_SWEEP = (600, 3600)  # every 10 minutes, Gradio deletes cached files older than an hour
 QUEUE_POLL = 0.02  # seconds Gradio's queue sleeps between looks at an idle queue (its own default: 0.001)
-CONCURRENCY = 2  # jobs at once: an Optimise and a page's answers
-HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}  # the one slot every job that takes both cores shares
+CONCURRENCY = 2  # page answers at once, each on one thread
+# Heavy jobs (Optimise, Your face, a live audit) run one at a time in the library's own line (threads.HeavyLine),
+# which tells each waiting visitor their place and wait; Gradio lets this many of them in to wait there, and holds
+# a thread for each while it waits (THREADS leaves room for the page's answers beside them).
+LINE_SEATS = 40
+HEAVY = {"concurrency_id": "heavy", "concurrency_limit": LINE_SEATS}
+THREADS = 2 * LINE_SEATS
 GRACE_S = 1.2  # after SIGINT or SIGTERM: the most the cleanup may take before the process ends anyway (< 2 s in all)
 LOG_LINE = 1000  # characters: a log line quotes at most this much of what a caller sent
 
@@ -65,6 +70,7 @@ def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = Non
         "server_port": port or int(os.environ.get("PORT", os.environ.get("GRADIO_SERVER_PORT", 7860))),
         "show_error": True,
         "max_file_size": MAX_UPLOAD,
+        "max_threads": THREADS,
         "allowed_paths": [str(scratch)],
         "app_kwargs": {"middleware": [_middleware(ClosedRoutes)]},
     }

@@ -10,7 +10,7 @@ import torch
 
 from sua_demo.images import amplified, to_pil
 from sua_demo.plots import loss_figure
-from sua_demo.threads import on_fresh_thread
+from sua_demo.threads import heavy
 from sua_demo.ui.pace import WARM_UP_STEPS, RunClock
 
 # The app's default run takes about APP_SECONDS on the machine it runs on: the step time is measured once at start
@@ -46,8 +46,8 @@ class StepTimer:
         self._seconds[model] = seconds
 
     def seconds_per_step(self, engine: Any, sess: Any) -> float:
-        if sess.name not in self._seconds:  # timed as the real run runs: a fresh thread with every core
-            self._seconds[sess.name] = on_fresh_thread(self._probe, engine, sess)
+        if sess.name not in self._seconds:  # timed as the real run runs: in the line of heavy jobs
+            self._seconds[sess.name] = heavy(self._probe, engine, sess, kind="probe")
         return self._seconds[sess.name]
 
     @staticmethod

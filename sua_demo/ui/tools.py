@@ -38,6 +38,13 @@ def page_outputs(p: Any) -> tuple:
 def show_page(req: Any) -> Any:
     """One page action: the answers, then the verdict, then the map, each as it lands (eleven outputs; the parts
     not ready yet are left as they are)."""
+    from sua_demo.threads import serving
+
+    with serving():  # one thread; a heavy job running leaves it a core (threads.py)
+        yield from _page_stages(req)
+
+
+def _page_stages(req: Any) -> Any:
     for answers, verdict_html, map_view in state().show(req):
         if answers is not None:
             yield (*page_outputs(answers), gr.skip(), gr.skip(), gr.skip())

@@ -29,7 +29,7 @@ from sua_demo.engine import Engine
 from sua_demo.errors import SuaError
 from sua_demo.images import read_image
 from sua_demo.jobs import face
-from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, Progress, StepReport
+from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, LeftTheLine, Progress, StepReport, Waiting
 from sua_demo.ui.pace import RunClock
 from sua_demo.ui.story import MARK_CLASS, reading, verdict_html
 
@@ -67,6 +67,7 @@ class FaceSession:
     busy: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)
     queued: bool = False
+    in_line: bool = False  # its run waits in the line of heavy jobs (a Stop then takes it out of the line)
     used: float = field(default_factory=time.monotonic)
 
 
@@ -309,11 +310,18 @@ def run(
             except StopIteration as finished:
                 report = finished.value
                 break
+            except LeftTheLine:
+                yield STOPPED_WAITING, "", "", ""
+                return
             except SuaError:
                 if not visitor.stop.is_set():
                     raise
                 yield STOPPED, steps_html(done, stopped="the step under way"), "", ""  # one state: stopped
                 return
+            visitor.in_line = isinstance(item, Waiting)
+            if isinstance(item, Waiting):
+                yield html.escape(item.words()), steps_html([], "teach", pace="waiting for its turn"), "", ""
+                continue
             if isinstance(item, StepReport):
                 done.append(item)
                 under_way = Under("next step")
@@ -334,10 +342,12 @@ def run(
         visitor.stop.set()  # the page went away: the worker stops within one pass
         raise
     finally:
+        visitor.in_line = False
         visitor.busy.release()
 
 
 STOPPED = "Stopped: nothing of this run was kept. Your photos are still here; press the button to run again."
+STOPPED_WAITING = "Stopped while waiting: it left the line and nothing was taught. Your photos are still here."
 
 
 def stop(visitor: FaceSession) -> str:
@@ -347,4 +357,4 @@ def stop(visitor: FaceSession) -> str:
     if not visitor.busy.locked():
         return "nothing is running to stop"
     visitor.stop.set()
-    return "stopping…"
+    return "leaving the line…" if visitor.in_line else "stopping…"
