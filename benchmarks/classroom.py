@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 from gradio_client import Client
 
 from sua_demo.machine import describe
@@ -63,6 +64,7 @@ class Tally:
     jobs: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     rss: dict[str, float] = field(default_factory=dict)
+    cpu: str = ""
 
     def job(self, kind: str, click: float, running: float | None, end: float, last: str) -> None:
         """A heavy job's line, and the server's RSS after the first job of its kind."""
@@ -303,10 +305,24 @@ class Class:
     def __init__(self, url: str, args: argparse.Namespace, tally: Tally) -> None:
         self.url, self.args, self.tally = url, args, tally
         self.config = httpx.get(url + "config", timeout=60).raise_for_status().json()
-        self.opened, self.asked = threading.Barrier(args.visitors), threading.Barrier(args.visitors)
+        self.opened = threading.Barrier(args.visitors, action=lambda: self.mark("opening"))
+        self.asked = threading.Barrier(args.visitors, action=lambda: self.mark("asking"))
+        self.marks: list[tuple[str, float, float, float]] = []
         shown = {c.get("props", {}).get("elem_id"): c.get("props", {}).get("value") for c in self.config["components"]}
         self.first = int(shown["person"])  # the page's own person: the visitors ask for the people after
         self.left: list = []  # every page and client, closed at the end as their tabs close
+
+    def mark(self, moment: str) -> None:
+        """The CPU seconds the server and this client (the visitors, which a class runs on its own machines) had
+        used when every visitor reached `moment`: what the first verdicts cost each side."""
+        server = psutil.Process(self.tally.pid).cpu_times()
+        mine = psutil.Process().cpu_times()
+        self.marks.append((moment, time.monotonic(), server.user + server.system, mine.user + mine.system))
+        if len(self.marks) == 2:
+            (_, t0, s0, c0), (_, t1, s1, c1) = self.marks
+            self.tally.cpu = (
+                f"the first verdicts took {t1 - t0:.1f} s: server CPU {s1 - s0:.1f} s, visitors' {c1 - c0:.1f} s"
+            )
 
     def guarded(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A visitor's step: a failure is counted, and its visitor still reaches the moments the others wait for."""
@@ -413,6 +429,7 @@ def report(
 ) -> None:
     print(f"class over in {lasted:.0f} s")
     print(f"first verdict ({len(tally.first)} of {args.visitors} visitors): {spread(tally.first)}")
+    print(f"  ({tally.cpu}, on the same cores)")
     print(f"later answers ({len(tally.later)} /verdict, different people): {spread(tally.later)}")
     for line in tally.jobs:
         print(line)

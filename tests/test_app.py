@@ -124,30 +124,31 @@ def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls
     cols = ["truth", "vanilla", "clean", "delta", "random", "retrain_delta", "denoised"]
     wins = [dict(zip(cols, r, strict=False)) for r in rows]
     assert any("✓" in w["delta"] and "✓" not in w["random"] and "✓" not in w["retrain_delta"] for w in wins), table
-    assert preview[0][0].size[0] >= 256 and len(views) == 4 and len(slider) == 2
+    from PIL import Image
+
+    assert Image.open(preview[0][0]).size[0] >= 256 and len(views) == 4 and len(slider) == 2
     assert 0 < float(dict(metrics)["largest change of one pixel (of 255)"]) <= 16.05
     assert [Path(f).suffix for f in files] == [".csv", ".json"]
     assert "δ brings back" in html and "retrain control + δ" in html and "random noise" in html
 
 
-def test_the_warm_up_loads_the_controls_and_fits_the_map_before_it_returns():
-    """app.py serves only after the warm-up: its UMAP compile in the background made the first click wait 15-25 s."""
-    from types import SimpleNamespace
-
+def test_the_warm_up_computes_the_first_example_and_fits_the_map_before_it_returns(app):
+    """app.py serves only after the warm-up: its UMAP compile in the background made the first click wait 15-25 s,
+    and a class opening the first example at once computed its story and verdict thirty times (issue 56)."""
+    from sua_demo.look import look
+    from sua_demo.request import Request
+    from sua_demo.sessions import DEFAULT_MODEL
     from sua_demo.ui.launch import warm_up
 
-    calls: list[str] = []
-    sess = SimpleNamespace(shipped_noise=SimpleNamespace(eps=16 / 255))
-    eng = SimpleNamespace(
-        session=lambda name: calls.append("session") or sess,
-        controls=lambda s: calls.append("controls"),
-        random_noise=lambda s, eps: calls.append("random"),
-        prepare=lambda s, image: image,
-        photo=lambda pid, index: None,
-        embedding_map=lambda *a, **k: calls.append("map"),
-    )
-    warm_up(SimpleNamespace(engine=eng))
-    assert calls == ["session", "controls", "random", "map"]
+    state = app.state()
+    warm_up(state)
+    eng, first = state.engine, state.load(DEFAULT_MODEL)
+    sess = eng.session(DEFAULT_MODEL)
+    assert sess.maps, "the embedding map was fitted"
+    kept = len(eng._verdicts), len(eng._stories)
+    seen = list(look(eng, Request(model=DEFAULT_MODEL, person=first.person, photo=first.photo)))[-1]
+    assert (len(eng._verdicts), len(eng._stories)) == kept  # the page's first request: both already computed
+    assert seen.verdict is eng.person_verdict(sess, int(first.person), sess.shipped_noise, *eng.controls(sess))
 
 
 def test_a_free_question_is_answered_and_an_overlong_one_refused(app, first):

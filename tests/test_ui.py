@@ -107,6 +107,25 @@ def test_gallery_badges_and_filters(engine):
     assert len(page.gallery(engine, "idk", "attacker set")[0]) == 8
 
 
+def test_the_page_pictures_are_files_written_once_for_every_visitor(engine, tmp_path):
+    """Given as files, not images, Gradio does not encode the same picture again for each of thirty visitors; the
+    same picture asked twice is the same file, written once (issue 56)."""
+    from PIL import Image
+
+    from sua_demo.ui.exports import Scratch
+
+    scratch = Scratch(tmp_path / "scratch")
+    first, _ = page.gallery(engine, "idk", "unseen by δ", scratch)
+    written = {path: Path(path).stat().st_mtime_ns for path, _ in first}
+    again, _ = page.gallery(engine, "idk", "unseen by δ", scratch)
+    assert [p for p, _ in again] == list(written) and len(written) == 7
+    assert all(Image.open(p).size == (96, 96) for p in written)
+    pictures = list((tmp_path / "scratch" / "pictures").iterdir())
+    assert len(pictures) == 7
+    x = torch.rand(3, 112, 112)
+    assert page.display(x, scratch) == page.display(x.clone(), scratch) != page.display(x + 0.01, scratch)
+
+
 def test_noise_sources_and_metadata_are_validated(idk, tmp_path):
     assert choose_noise(idk, "shipped") is idk.shipped_noise
     with pytest.raises(SuaError, match="optimise a noise first"):

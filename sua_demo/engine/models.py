@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.config import World, served_world
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
+from sua_demo.engine.memo import Memo
 from sua_demo.sessions import LoadedModel, LoadedModels
 
 
@@ -21,6 +23,9 @@ class Models:
         self.sessions = LoadedModels(self.world, self.bench)
         self._random: dict[tuple[int, float], Noise] = {}
         self._map_lock = threading.Lock()
+        # a story holds five pictures (about 0.75 MB): fewer of them are kept than of verdicts, which hold counts
+        self._stories: Memo[Any] = Memo(64)
+        self._verdicts: Memo[Any] = Memo(1024)
 
     def session(self, model: str) -> LoadedModel:
         """A shipped model's name, or (where allowed) any folder / Hub id the adapters can load."""

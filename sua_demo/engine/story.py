@@ -13,6 +13,7 @@ from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import Noise
 from sua_demo.denoisers import build_denoiser
 from sua_demo.engine.checks import check_denoiser, check_noise, check_question
+from sua_demo.engine.memo import digest
 from sua_demo.engine.people import People
 from sua_demo.errors import SuaError
 from sua_demo.eval.person import person_answers, person_examples
@@ -62,10 +63,30 @@ class Stories(People):
         who: str = "",
     ) -> Story:
         """Answers on one image: before unlearning, unlearned clean / + delta / + random noise / + delta then
-        denoised, and the retrain control + delta; with the pictures and how visible delta is."""
+        denoised, and the retrain control + delta; with the pictures and how visible delta is. Computed once per
+        image, questions, noise, denoiser and models (`memo.Memo`): a class asking for the same photo waits for one
+        computation, not for thirty."""
         if not questions:
             raise SuaError("ask at least one question")
         qs = [check_question(q) for q, _ in questions]
+        names = (vanilla.name if vanilla else None, retrain.name if retrain else None)
+        truths = tuple(t for _, t in questions)
+        key = (sess.name, digest(x), tuple(qs), truths, digest(noise.delta), noise.eps, denoiser, names, who)
+        args = (sess, x, qs, questions, noise, denoiser, vanilla, retrain, who)
+        return self._stories.get(key, lambda: self._story(*args))
+
+    def _story(
+        self,
+        sess: LoadedModel,
+        x: torch.Tensor,
+        qs: list[str],
+        questions: list[tuple[str, str | None]],
+        noise: Noise,
+        denoiser: str,
+        vanilla: LoadedModel | None,
+        retrain: LoadedModel | None,
+        who: str,
+    ) -> Story:
         for other in (s for s in (vanilla, retrain) if s is not None):
             check_noise(other, noise)
         check_noise(sess, noise)
@@ -107,7 +128,20 @@ class Stories(People):
         vanilla: LoadedModel | None = None,
         retrain: LoadedModel | None = None,
     ) -> Verdict:
-        """Over all of a person's photos: right answers per condition, and how many delta brought back."""
+        """Over all of a person's photos: right answers per condition, and how many delta brought back; computed
+        once per person, noise and models (`memo.Memo`)."""
+        key = (sess.name, pid, digest(noise.delta), noise.eps, vanilla.name if vanilla else None,
+               retrain.name if retrain else None)  # fmt: skip
+        return self._verdicts.get(key, lambda: self._person_verdict(sess, pid, noise, vanilla, retrain))
+
+    def _person_verdict(
+        self,
+        sess: LoadedModel,
+        pid: int,
+        noise: Noise,
+        vanilla: LoadedModel | None,
+        retrain: LoadedModel | None,
+    ) -> Verdict:
         check_noise(sess, noise)
         person = self.person(pid)
         rand = self.random_noise(sess, noise.eps)

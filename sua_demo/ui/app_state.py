@@ -95,7 +95,7 @@ class AppState:
     def load(self, model: str, person: str = "", role_filter: str = ROLES[0]) -> Loaded:
         """A model change keeps the chosen person; a first load starts on the best measured example."""
         eng = self.engine
-        thumbs, labels = page.gallery(eng, model, role_filter)
+        thumbs, labels = page.gallery(eng, model, role_filter, self.scratch)
         people = [(label, str(person_id(label))) for label in labels]
         examples = page.examples(eng, model)
         wanted = _person_or_none(person)
@@ -115,11 +115,11 @@ class AppState:
         return Loaded(page.load_status(eng, model), thumbs, people, chosen, photo, samples, badges)
 
     def thumbs(self, model: str, role_filter: str) -> list[tuple[Any, str]]:
-        return page.gallery(self.engine, model, role_filter)[0]
+        return page.gallery(self.engine, model, role_filter, self.scratch)[0]
 
     def person_of_thumb(self, model: str, role_filter: str, index: int) -> str:
         """The person's number (the person box's value) for a gallery click."""
-        thumbs, _ = page.gallery(self.engine, model, role_filter)
+        thumbs, _ = page.gallery(self.engine, model, role_filter, self.scratch)
         return str(person_id(thumbs[int(index)][1]))
 
     def example(self, model: str, index: int) -> tuple[str, int]:
@@ -178,19 +178,22 @@ class AppState:
         from sua_demo.engine import MAX_STEPS, finite
 
         clock, delta = RunClock(int(finite("steps", steps, 1, MAX_STEPS))), None
-        shown = 0.0
+        shown, started = 0.0, False
         try:
             if flag.is_set():  # Stop was pressed while this run waited in the queue
                 yield OptimiseView(None, "stopped before it started", None)
                 return
-            if announce:
-                yield OptimiseView(None, f"started: run {run} (stop with run={run})", None)
             kwargs = {"eps_255": eps, "steps": steps, "denoiser": denoiser, "stealth_weight": stealth}
             expected = clock.steps * self.timer.seconds_per_step(self.engine, sess)
+            named = f" Run {run}: stop with run={run}." if announce else ""  # an API caller's handle on it
             for item in self.engine.optimise_stream(sess, flag, tick=1.0, expected=expected, **kwargs):
                 if isinstance(item, Waiting):  # the API and the page say the same words
-                    yield OptimiseView(None, item.words(), None)
+                    yield OptimiseView(None, item.words() + named, None)
                     continue
+                if not started:  # its turn has come: its clock starts now, not at the click
+                    started, clock = True, RunClock(clock.steps)
+                    if announce:
+                        yield OptimiseView(None, f"started: run {run} (stop with run={run})", None)
                 if item is not None and len(item) == 2:
                     last, best = item
                     break

@@ -258,6 +258,8 @@ def warm_up(state: Any) -> None:
     first result and the first click after it find everything loaded and compiled. UMAP's numba compile alone takes
     about 12 s a process; done in the background after the first verdict, it made the first click wait 15-25 s
     (issue 42); done beside a first visitor's answers, it doubled their wait. The server starts that much later."""
+    from sua_demo.look import look
+    from sua_demo.request import Request
     from sua_demo.sessions import DEFAULT_MODEL
 
     t0 = time.monotonic()
@@ -266,5 +268,8 @@ def warm_up(state: Any) -> None:
     eng.controls(sess)
     if sess.shipped_noise is not None:
         eng.random_noise(sess, sess.shipped_noise.eps)
-        eng.embedding_map(sess, sess.shipped_noise, user_image=eng.prepare(sess, eng.photo(1, 0)))
-    log.info("warm-up done in %.1f s: the default model, its controls and its embedding map", time.monotonic() - t0)
+        first = state.load(DEFAULT_MODEL)  # the example every page opens on: its story and verdict, kept (engine/memo)
+        for _ in look(eng, Request(model=DEFAULT_MODEL, person=first.person, photo=first.photo or 5)):
+            pass
+    log.info("warm-up done in %.1f s: the default model, its controls, its first example and its map",
+             time.monotonic() - t0)  # fmt: skip

@@ -15,6 +15,7 @@ from PIL import Image
 
 from sua_demo.analysis.paired import p_text
 from sua_demo.engine import Engine, Story
+from sua_demo.engine.memo import digest
 from sua_demo.images import to_pil
 from sua_demo.look import Look
 from sua_demo.shipped import label, public_name
@@ -53,9 +54,13 @@ class Page:
     story: Story | None = None
 
 
-def display(x: Any) -> Image.Image:
-    """What the model sees, upscaled with hard pixel edges to at least DISPLAY_SIDE."""
-    return to_pil(x, scale=max(1, DISPLAY_SIDE // int(x.shape[-1])))
+def display(x: Any, scratch: exports.Scratch | None = None) -> Image.Image | str:
+    """What the model sees, upscaled with hard pixel edges to at least DISPLAY_SIDE; with `scratch`, as a file
+    written once per picture (`Scratch.picture`)."""
+    scale = max(1, DISPLAY_SIDE // int(x.shape[-1]))
+    if scratch is None:
+        return to_pil(x, scale=scale)
+    return scratch.picture(to_pil(x, scale=scale), f"{digest(x)}_{scale}")
 
 
 def person_label(engine: Engine, pid: int, role: str) -> str:
@@ -79,15 +84,15 @@ def answers_view(look: Look, scratch: exports.Scratch | None = None) -> Page:
     return Page(
         note=" · ".join([note, *look.notes]),
         table=story_html(story),
-        preview=display(story.clean),
+        preview=display(story.clean, scratch),
         preview_caption=look.who,
         views=[
-            (display(story.noisy), "x + δ"),
-            (display(story.denoised), f"D(x + δ), {req.denoiser}"),
-            (display(story.delta_view), f"δ ×{0.5 / max(noise.eps, 1e-12):.0f}, to be seen"),
-            (display(story.diff_view), "where δ changes it"),
+            (display(story.noisy, scratch), "x + δ"),
+            (display(story.denoised, scratch), f"D(x + δ), {req.denoiser}"),
+            (display(story.delta_view, scratch), f"δ ×{0.5 / max(noise.eps, 1e-12):.0f}, to be seen"),
+            (display(story.diff_view, scratch), "where δ changes it"),
         ],
-        slider=(display(story.clean), display(story.noisy)),
+        slider=(display(story.clean, scratch), display(story.noisy, scratch)),
         metrics=metrics,
         banner=f"<div class='banner' role='note'>{UPLOAD_BANNER}</div>" if req.upload else "",
         files=files,
@@ -111,12 +116,20 @@ def verdict_view(look: Look) -> str:
     return verdict_html(look.verdict, look.role)
 
 
-def gallery(engine: Engine, model: str, role_filter: str = "all") -> tuple[list[tuple[Image.Image, str]], list[str]]:
-    """Thumbnails with short badges ('#5 · unseen by δ') and the matching dropdown labels, filtered by role."""
+def gallery(
+    engine: Engine, model: str, role_filter: str = "all", scratch: exports.Scratch | None = None
+) -> tuple[list[tuple[Image.Image | str, str]], list[str]]:
+    """Thumbnails with short badges ('#5 · unseen by δ') and the matching dropdown labels, filtered by role; with
+    `scratch`, each thumbnail a file written once (`Scratch.picture`)."""
     sess = engine.session(model)
     people = engine.people(sess.shipped_noise)
     keep = [(pid, role) for pid, role in people if role_filter in ("all", role)]
-    thumbs = [(engine.photo(pid, 0).resize((96, 96)), f"#{pid} · {role}") for pid, role in keep]
+
+    def thumb(pid: int) -> Image.Image | str:
+        small = engine.photo(pid, 0).resize((96, 96))
+        return small if scratch is None else scratch.picture(small, f"thumb_{engine.world.name}_{pid}")
+
+    thumbs = [(thumb(pid), f"#{pid} · {role}") for pid, role in keep]
     return thumbs, [person_label(engine, pid, role) for pid, role in people]
 
 

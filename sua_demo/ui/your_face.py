@@ -298,11 +298,10 @@ def run(
         if visitor.stop.is_set():
             yield "stopped before it started: nothing was taught", "", "", ""
             return
-        ready = face.prepare(engine, list(visitor.photos), name, facts)  # a private copy of the model
+        ready = face.prepare(engine, list(visitor.photos), name, facts)  # checked before it waits for its turn
         note = " ".join(ready.notes)
-        yield f"teaching {html.escape(ready.visitor.name)}… {note}", steps_html([], "teach"), "", ""
         done: list[StepReport] = []
-        under_way, shown_at = Under("teach"), 0.0
+        under_way, shown_at, started = Under("teach"), 0.0, False
         stream = face.steps(engine, ready, method, visitor.stop)
         while True:
             try:
@@ -322,6 +321,9 @@ def run(
             if isinstance(item, Waiting):
                 yield html.escape(item.words()), steps_html([], "teach", pace="waiting for its turn"), "", ""
                 continue
+            if not started:  # its turn has come
+                started = True
+                yield f"teaching {html.escape(ready.visitor.name)}… {note}", steps_html([], "teach"), "", ""
             if isinstance(item, StepReport):
                 done.append(item)
                 under_way = Under("next step")
