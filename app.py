@@ -64,6 +64,7 @@ def main() -> None:
     launch.serve_pages_on_one_thread()
     demo = launch.queued(build_app())  # first: it times an attack step (to size Optimise); and Ctrl-C now stops it
     launch.warm_up(tools.state())  # then: the first result and the first click find the models and the map warm
+    launch.fill_when_idle(tools.state())  # and every person's verdict, while nobody asks for anything
     demo.launch(**launch.launch_kwargs(tools.state().scratch.root, args.host, args.port))
 
 

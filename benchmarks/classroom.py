@@ -2,6 +2,7 @@
 open the page together, then each asks for a different person while K of them run Your face and M run Optimise.
 
     .venv/bin/python benchmarks/classroom.py [--visitors 30] [--face 2] [--optimise 1] [--steps 100] [--busy]
+        [--settle 0]
 
 A visitor is what a browser tab sends, without a browser: a fresh session and its heartbeat, the page's load event
 and every event the browser chains after it (`trigger_after` in /config, each sent the values the tab holds then,
@@ -379,6 +380,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=100, help="Optimise's steps")
     ap.add_argument("--busy", action="store_true", help="beside a core-bound process on core 0")
     ap.add_argument("--port", type=int, help="the server's port (a free one if not given)")
+    ap.add_argument("--settle", type=float, default=0.0, help="seconds between the server up and the class coming")
     args = ap.parse_args()
     if args.face + args.optimise > args.visitors:
         ap.error("--face and --optimise are visitors: together at most --visitors")
@@ -402,7 +404,9 @@ def main() -> None:
             wait_up(url, proc, log)
             print(f"python app.py up in {time.monotonic() - t0:.0f} s; {args.visitors} visitors, {args.face} "
                   f"Your face, {args.optimise} Optimise of {args.steps} steps"
-                  f"{', beside a busy loop on core 0' if busy else ''}", flush=True)  # fmt: skip
+                  f"{', beside a busy loop on core 0' if busy else ''}"
+                  f"{f', coming {args.settle:.0f} s after it was up' if args.settle else ''}", flush=True)  # fmt: skip
+            time.sleep(args.settle)  # a class that comes a while after the teacher started the server
             tally.rss["before visitors"] = rss_mb(proc.pid)
             t0 = time.monotonic()
             left = lesson(url, args, tally)

@@ -90,6 +90,11 @@ def serving() -> Iterator[None]:
             _serving -= 1
 
 
+def idle() -> bool:
+    """Nothing of the server's own is running: no page answer under way and no heavy job in the line."""
+    return _serving == 0 and LINE.length() == 0
+
+
 class CoreMeter:
     """How many cores a heavy job should use now: the cores this process may run on (`usable_cores`), less the
     cores other processes kept busy over the last window (the machine's busy time on this process's CPUs, from

@@ -122,6 +122,8 @@ class ClosedRoutes:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope.get("type") == "http":
             path = scope.get("path", "")
+            if "/heartbeat/" not in path:  # an open tab's heartbeat is not a visitor asking for something
+                _asked[0] = time.monotonic()
             said = None
             if path.rstrip("/").endswith(self.CLOSED):
                 said = "not served here: this app keeps no copy of a page"
@@ -273,3 +275,35 @@ def warm_up(state: Any) -> None:
             pass
     log.info("warm-up done in %.1f s: the default model, its controls, its first example and its map",
              time.monotonic() - t0)  # fmt: skip
+
+
+_asked = [0.0]  # when a caller last asked the server for something (ClosedRoutes sees every request)
+QUIET_S = 5.0  # the filler waits this long after the last request: a visitor's clicks come in bursts
+
+
+def fill_when_idle(state: Any) -> threading.Thread:
+    """The default model's verdict for every bench person (its shipped δ and controls), one person at a time while
+    the server has nothing else to do, on a thread at the lowest priority: thirty visitors asking for thirty
+    different people at once waited up to 15 s for verdicts computed two at a time; a class that comes after the
+    first minutes finds them computed (engine/memo). Any request, page answer or heavy job pauses it until the
+    server has been quiet for QUIET_S."""
+    from sua_demo.sessions import DEFAULT_MODEL
+    from sua_demo.threads import idle, serving
+
+    def fill() -> None:
+        if hasattr(os, "setpriority"):  # on Linux a thread's own niceness
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        eng = state.engine
+        sess = eng.session(DEFAULT_MODEL)
+        controls = eng.controls(sess)
+        for person in eng.bench.people:
+            while not idle() or time.monotonic() - _asked[0] < QUIET_S:
+                time.sleep(0.5)
+            with serving():  # a heavy job that starts meanwhile leaves it its core
+                eng.person_verdict(sess, person.id, sess.shipped_noise, *controls)
+        log.info("every person's verdict on %s is ready", DEFAULT_MODEL)
+
+    filler = threading.Thread(target=fill, daemon=True, name="sua-fill")
+    if state.engine.session(DEFAULT_MODEL).shipped_noise is not None:
+        filler.start()
+    return filler
