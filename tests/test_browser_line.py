@@ -70,7 +70,10 @@ def test_a_waiting_tab_sees_its_place_and_wait_and_its_stop_leaves_the_line(brow
         shot(second, f"line_waiting_{size[0]}.png")
 
         api = _api_words_while_waiting(faithful_url)  # behind the Optimise and the waiting Your face
-        assert api.startswith("In line: place 3 (2 jobs ahead of yours, one running); it starts in about"), api
+        assert api.startswith("In line: place 3 (2 jobs ahead of yours, one running); "), api
+        # a Your face ahead has not been timed on this server yet unless another test ran one first: said, not guessed
+        assert "it starts in about" in api or "its wait is not known yet" in api, api
+        assert "stop with run=" in api  # an API caller's handle on its run
 
         second.locator("#face-stop").click()
         expect(status).to_contain_text("Stopped while waiting: it left the line", timeout=10_000)
