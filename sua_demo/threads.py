@@ -248,11 +248,11 @@ class HeavyLine:
                 self._run(ticket)
             finally:
                 took = time.monotonic() - ticket.started
+                _give_back_memory()  # before the job reports its end: what it freed is back with the system
                 with self._cond:
                     self._took.setdefault(ticket.kind, collections.deque(maxlen=TIMED)).append(took)
                     self._running = None
                 ticket.items.put(_DONE)
-                _give_back_memory()
 
     def _run(self, ticket: _Ticket) -> None:
         """The job, its team sized to the cores free now and again at its reports; its result or exception kept
