@@ -2,7 +2,7 @@
 open the page together, then each asks for a different person while K of them run Your face and M run Optimise.
 
     .venv/bin/python benchmarks/classroom.py [--visitors 30] [--face 2] [--optimise 1] [--steps 100] [--busy]
-        [--settle 0]
+        [--settle 0] [--during 0]
 
 A visitor is what a browser tab sends, without a browser: a fresh session and its heartbeat, the page's load event
 and every event the browser chains after it (`trigger_after` in /config, each sent the values the tab holds then,
@@ -361,6 +361,20 @@ class Class:
             self.guarded("Optimise", run_optimise, client, model, self.args.steps, self.tally)
 
 
+def heavy_before(url: str, steps: int, tally: Tally) -> threading.Thread | None:
+    """With `steps`, an Optimise that a visitor started before the class came, running while the class opens
+    the page (it is under way once this returns)."""
+    if not steps:
+        return None
+    from sua_demo.sessions import DEFAULT_MODEL
+
+    client = Client(url, verbose=False, download_files=False, analytics_enabled=False)
+    job = threading.Thread(target=run_optimise, args=(client, DEFAULT_MODEL, steps, tally))
+    job.start()
+    time.sleep(3.0)  # its probe and first steps: under way when the visitors arrive
+    return job
+
+
 def lesson(url: str, args: argparse.Namespace, tally: Tally) -> list:
     """The visitors, all at once; returns their pages and clients, still open."""
     room = Class(url, args, tally)
@@ -381,6 +395,7 @@ def main() -> None:
     ap.add_argument("--busy", action="store_true", help="beside a core-bound process on core 0")
     ap.add_argument("--port", type=int, help="the server's port (a free one if not given)")
     ap.add_argument("--settle", type=float, default=0.0, help="seconds between the server up and the class coming")
+    ap.add_argument("--during", type=int, default=0, help="an Optimise of this many steps runs as the class comes")
     args = ap.parse_args()
     if args.face + args.optimise > args.visitors:
         ap.error("--face and --optimise are visitors: together at most --visitors")
@@ -405,11 +420,16 @@ def main() -> None:
             print(f"python app.py up in {time.monotonic() - t0:.0f} s; {args.visitors} visitors, {args.face} "
                   f"Your face, {args.optimise} Optimise of {args.steps} steps"
                   f"{', beside a busy loop on core 0' if busy else ''}"
-                  f"{f', coming {args.settle:.0f} s after it was up' if args.settle else ''}", flush=True)  # fmt: skip
+                  f"{f', coming {args.settle:.0f} s after it was up' if args.settle else ''}"
+                  f"{f', an Optimise of {args.during} steps under way as they come' if args.during else ''}",
+                  flush=True)  # fmt: skip
             time.sleep(args.settle)  # a class that comes a while after the teacher started the server
             tally.rss["before visitors"] = rss_mb(proc.pid)
+            running = heavy_before(url, args.during, tally)
             t0 = time.monotonic()
             left = lesson(url, args, tally)
+            if running is not None:
+                running.join()
             lasted = time.monotonic() - t0
             tally.rss["after the class"] = rss_mb(proc.pid)
             for tab in left:
