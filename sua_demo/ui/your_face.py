@@ -300,8 +300,7 @@ def run(
             return
         ready = face.prepare(engine, list(visitor.photos), name, facts)  # checked before it waits for its turn
         note = " ".join(ready.notes)
-        done: list[StepReport] = []
-        under_way, shown_at, started = Under("teach"), 0.0, False
+        done, under_way, shown_at, started = list[StepReport](), Under("teach"), 0.0, False
         stream = face.steps(engine, ready, method, visitor.stop)
         while True:
             try:
