@@ -252,11 +252,15 @@ def test_a_rest_caller_stops_its_own_run_by_its_id_and_nobody_elses(app_url):
     still_up(app_url)
 
 
-def test_every_heavy_job_shares_one_slot_of_one(app_url):
+def test_every_heavy_job_waits_in_the_one_line(app_url):
+    """Gradio lets the heavy jobs in to wait in the library's line (threads.HeavyLine), which runs one at a time
+    and tells each its place (tests/test_threads.py, tests/test_browser_line.py)."""
+    from sua_demo.ui.launch import LINE_SEATS
+
     fns = list(_served_blocks(app_url).fns.values())
     heavy = {f.name for f in fns if f.concurrency_id == "heavy"}
     assert {"optimise", "optimise_on_page", "audit", "face_run"} <= heavy, heavy
-    assert {f.concurrency_limit for f in fns if f.concurrency_id == "heavy"} == {1}
+    assert {f.concurrency_limit for f in fns if f.concurrency_id == "heavy"} == {LINE_SEATS}
 
 
 # -- 7. raw library text never reaches a caller ---------------------------------------------------------------------
@@ -351,11 +355,10 @@ def test_an_mcp_client_can_give_a_noise_as_base64_or_as_a_served_url(app_url):
 
 # -- 4. a live audit over MCP: cancelled when its client leaves, and bounded when it stays ----------------------------
 def _workers() -> int:
-    import threading
+    """Heavy jobs waiting or running in the line (its one worker thread outlives them)."""
+    from sua_demo.threads import LINE
 
-    from sua_demo.threads import WORKER
-
-    return sum(t.name == WORKER for t in threading.enumerate())
+    return LINE.length()
 
 
 async def _audit_over_mcp(url: str, person: str, leave_after: float | None) -> tuple[int, str]:

@@ -125,6 +125,7 @@ def test_the_wait_comes_from_the_times_jobs_of_that_kind_took_here():
 def test_heavy_jobs_keep_to_the_threads_an_operator_asked_for(monkeypatch):
     """OMP_NUM_THREADS caps a heavy job's team (two servers on the same cores would otherwise spin against each
     other); unset or not a number, a job gets the cores this process may use."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # `make test` sets it for its workers
     cores = usable_cores()
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert usable_cores() == 1
