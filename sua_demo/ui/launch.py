@@ -296,11 +296,15 @@ def fill_when_idle(state: Any) -> threading.Thread:
         eng = state.engine
         sess = eng.session(DEFAULT_MODEL)
         controls = eng.controls(sess)
-        for person in eng.bench.people:
-            while not idle() or time.monotonic() - _asked[0] < QUIET_S:
-                time.sleep(0.5)
-            with serving():  # a heavy job that starts meanwhile leaves it its core
-                eng.person_verdict(sess, person.id, sess.shipped_noise, *controls)
+        try:
+            for person in eng.bench.people:
+                while not idle() or time.monotonic() - _asked[0] < QUIET_S:
+                    time.sleep(0.5)
+                with serving():  # a heavy job that starts meanwhile leaves it its core
+                    eng.person_verdict(sess, person.id, sess.shipped_noise, *controls)
+        except Exception as err:  # a verdict asked later is computed then; the server goes on either way
+            log.warning("filling the verdicts stopped: %s", err)
+            return
         log.info("every person's verdict on %s is ready", DEFAULT_MODEL)
 
     filler = threading.Thread(target=fill, daemon=True, name="sua-fill")
