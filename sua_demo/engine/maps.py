@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from sua_demo.attacks import Noise
 from sua_demo.data import Example
 from sua_demo.denoisers import build_denoiser
 from sua_demo.engine.checks import check_denoiser
+from sua_demo.engine.memo import digest
 from sua_demo.engine.models import Models
 from sua_demo.sessions import LoadedModel
 
@@ -32,7 +32,7 @@ class Maps(Models):
         The map of the bench sample is fitted once per (model, noise, denoiser) and cached; the user's
         image is placed on it with the fitted reducer, which takes milliseconds.
         """
-        key = f"{fingerprint(noise)}:{check_denoiser(denoiser)}"
+        key = f"{digest(noise.delta)}:{check_denoiser(denoiser)}"
         with self._map_lock:  # one fit per key, even when the warm-up and a click ask at once
             if key not in sess.maps:
                 sess.maps[key] = self._fit_map(sess, noise, denoiser)
@@ -54,10 +54,6 @@ class Maps(Models):
             for e in examples
         ]
         return fit_map(_embeddings(sess, build_denoiser(denoiser), noise, x), labels)
-
-
-def fingerprint(noise: Noise) -> str:
-    return hashlib.sha1(noise.delta.float().contiguous().numpy().tobytes()).hexdigest()[:16]
 
 
 @torch.inference_mode()

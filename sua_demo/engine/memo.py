@@ -20,7 +20,8 @@ T = TypeVar("T")
 
 
 def digest(x: torch.Tensor) -> str:
-    """A tensor's contents as a short key (an image, a noise): two equal tensors, one key."""
+    """A tensor's contents as a short key (an image, a noise's δ): two equal tensors, one key. The engine's caches
+    (stories, verdicts, fitted maps) all key by it."""
     return hashlib.sha1(x.detach().float().contiguous().cpu().numpy().tobytes()).hexdigest()[:16]
 
 
