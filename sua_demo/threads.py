@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import ctypes.util
+import functools
 import os
 import queue
 import threading
@@ -132,11 +133,16 @@ class CoreMeter:
 def _give_back_memory() -> None:
     """Return the heap's free pages to the system after a heavy job (glibc's malloc_trim; elsewhere nothing):
     a job's tensors are freed into malloc's heap, which would otherwise keep them resident for the next job."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, looked up once, not at every job (finding the C library asks ldconfig)."""
     name = ctypes.util.find_library("c")
-    if name and "libc" in name:
-        trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
-        if trim is not None:
-            trim(0)
+    return getattr(ctypes.CDLL(name), "malloc_trim", None) if name and "libc" in name else None
 
 
 @dataclass(frozen=True)
@@ -257,7 +263,8 @@ class HeavyLine:
     def _run(self, ticket: _Ticket) -> None:
         """The job, its team sized to the cores free now and again at its reports; its result or exception kept
         for the caller's thread (raised there, not lost in this one)."""
-        meter = self.meter or CoreMeter()
+        meter = self.meter
+        assert meter is not None, "_serve makes the meter before the first job"
         meter.others()  # a fresh window: what was busy while nothing of ours ran is not what is busy now
         time.sleep(0.1)
         resized = [time.monotonic()]
