@@ -15,6 +15,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,11 @@ class Scratch:
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    def picture(self, image: Any, key: str) -> str:
-        """`image` (a PIL image) as a PNG file named by `key` (what it was drawn from), written once and shown to
-        every page that asks for it: given the image itself, Gradio encodes it again for each visitor (a WebP per
-        picture, 14 on the page's first answer; with 30 visitors at once, a fifth of the server's time)."""
+    def picture(self, key: str, draw: Callable[[], Any]) -> str:
+        """The PIL image `draw()` makes, as a PNG file named by `key` (what it is drawn from), drawn and written
+        once and shown to every page that asks for it: given the image itself, Gradio encodes it again for each
+        visitor (a WebP per picture, 14 on the page's first answer; with 30 visitors at once, a fifth of the
+        server's time)."""
         folder = self.root / PICTURES
         path = folder / f"{key}.png"
         if path.is_file():
@@ -56,7 +58,7 @@ class Scratch:
         else:
             folder.mkdir(parents=True, exist_ok=True)
             buf = io.BytesIO()
-            image.save(buf, format="PNG")
+            draw().save(buf, format="PNG")
             atomic_write_bytes(path, buf.getvalue())
         return str(path)
 

@@ -60,7 +60,7 @@ def display(x: Any, scratch: exports.Scratch | None = None) -> Image.Image | str
     scale = max(1, DISPLAY_SIDE // int(x.shape[-1]))
     if scratch is None:
         return to_pil(x, scale=scale)
-    return scratch.picture(to_pil(x, scale=scale), f"{digest(x)}_{scale}")
+    return scratch.picture(f"{digest(x)}_{scale}", lambda: to_pil(x, scale=scale))
 
 
 def person_label(engine: Engine, pid: int, role: str) -> str:
@@ -126,8 +126,10 @@ def gallery(
     keep = [(pid, role) for pid, role in people if role_filter in ("all", role)]
 
     def thumb(pid: int) -> Image.Image | str:
-        small = engine.photo(pid, 0).resize((96, 96))
-        return small if scratch is None else scratch.picture(small, f"thumb_{engine.world.name}_{pid}")
+        def small() -> Image.Image:
+            return engine.photo(pid, 0).resize((96, 96))
+
+        return small() if scratch is None else scratch.picture(f"thumb_{engine.world.name}_{pid}", small)
 
     thumbs = [(thumb(pid), f"#{pid} · {role}") for pid, role in keep]
     return thumbs, [person_label(engine, pid, role) for pid, role in people]
