@@ -21,8 +21,9 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -98,18 +99,18 @@ def core_bound() -> subprocess.Popen:
     return proc
 
 
-def timed_run(threads: int | None, *args: Any) -> EnrolReport:
-    """One lifecycle: held at `threads` on this thread, or through the line as the app runs it."""
-    if threads:
-        return run_lifecycle(*args[:5], on_step=args[5])
-    stream = heavy_stream(lambda emit: run_lifecycle(*args[:5], on_step=emit), "your face")
+def timed_run(work: Callable[..., EnrolReport], in_line: bool, listen: Estimates) -> EnrolReport:
+    """One lifecycle, `work(on_step=...)`: through the line as the app runs it, or on this thread as it is."""
+    if not in_line:
+        return work(on_step=listen)
+    stream = heavy_stream(lambda emit: work(on_step=emit), "your face")
     while True:
         try:
             item = next(stream)
         except StopIteration as done:
             return done.value
         if isinstance(item, StepReport | Progress):
-            args[5](item)
+            listen(item)
 
 
 def main() -> None:
@@ -140,7 +141,8 @@ def main() -> None:
         visitor = Visitor(name, facts, procedural_photos(seed, world.bench, 4))
         estimates = Estimates()
         t0 = time.perf_counter()
-        report = timed_run(args.threads, before, bench, visitor, shipped, cfg, estimates)
+        work = partial(run_lifecycle, before, bench, visitor, shipped, cfg)
+        report = timed_run(work, not args.threads, estimates)
         totals.append(time.perf_counter() - t0)
         passes.append(int(report.figures["unlearn_steps"]))
         taught.append(report.figures["taught_held_back"] >= TAUGHT_GATE)
