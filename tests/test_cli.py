@@ -171,3 +171,36 @@ def test_attack_eval_checks_its_studies_before_optimising(capsys, saved_micro, t
     argv = ["attack-eval", str(saved_micro), "--retrain", str(saved_micro), "--out", str(tmp_path), *flags]
     code, _, err = run(capsys, *argv)
     assert code == 2 and message in err and not any(tmp_path.glob("*.safetensors"))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["attack", "m", "--out", "x", "--seed", "-1"],
+        ["attack", "m", "--out", "x", "--split-seed", "-1"],
+        ["build-faithful", "--seeds", "-1"],
+        ["bench", "build", "--bench-seed", "-2", "--out", "x"],
+        ["eval", "m", "--bench-seed", "-1"],
+        ["finetune", "--out", "x", "--seed", "-1"],
+        ["unlearn", "--method", "idk", "--out", "x", "--seed", "-1"],
+        ["build-worlds", "--seeds", str(2**32)],
+    ],
+)
+def test_a_seed_out_of_range_is_one_line_before_any_work(capsys, argv):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "from 0 to 4294967295" in err, err
+    assert "Traceback" not in err and err.startswith("sua ")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["attack", "--help"], ["demo"]])
+def test_an_unknown_world_ends_every_command_in_one_line(argv):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SUA_WORLD": "garbage"}
+    done = subprocess.run([sys.executable, "-m", "sua_demo", *argv], env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert done.stderr == "sua: error: unknown world 'garbage' (in SUA_WORLD); choose first or faithful\n", done.stderr

@@ -8,16 +8,26 @@ import argparse
 import logging
 import os
 import sys
+from typing import NoReturn
 
 from sua_demo.cli import attack, build, common, data, measure, people
+from sua_demo.config import served_world
 from sua_demo.errors import SuaError
 
 log = logging.getLogger("sua")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, whose mistakes are one line (the usage block above them buried the line that says what
+    was wrong); its sub-command parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
     """`sua`'s commands, one group of sub-commands per module."""
-    ap = argparse.ArgumentParser(prog="sua", description=__doc__.split(". ")[0])
+    ap = OneLineParser(prog="sua", description=__doc__.split(". ")[0])
     ap.add_argument("-v", "--verbose", action="store_true")
     sub = ap.add_subparsers(dest="command", required=True)
     for group in (data, attack, build, measure, people):
@@ -26,6 +36,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        served_world()  # every command's defaults (and its --help) name the served world: a wrong name stops here
+    except SuaError as err:
+        print(f"sua: error: {err}", file=sys.stderr)
+        return 2
     args = parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.cli import common
-from sua_demo.cli.flags import add_config_flags, config_from, fraction, positive_int
+from sua_demo.cli.flags import add_config_flags, config_from, fraction, positive_int, seed_number
 from sua_demo.errors import BadValueError
 
 ATTACK_FLAGS = {
@@ -148,7 +148,7 @@ def add_commands(sub: Any) -> None:
     attack_args(p)
     p.add_argument("model")
     p.add_argument("--attack", choices=ATTACKS.names(), default="sua")
-    p.add_argument("--split-seed", type=int, default=0, help="which attacker/unseen split of the forget people")
+    p.add_argument("--split-seed", type=seed_number, default=0, help="which attacker/unseen split of the forget people")
     common.model_args(p)
     p.add_argument("--out", required=True, help="noise .safetensors (resumed if it exists with the same settings)")
     p.set_defaults(func=cmd_attack, out_is_file=True, resumes=True)

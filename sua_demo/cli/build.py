@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.cli import common
-from sua_demo.cli.flags import fraction, positive_int
+from sua_demo.cli.flags import fraction, positive_int, seed_number
 from sua_demo.config import CHECKPOINTS, BenchConfig
 from sua_demo.errors import BadValueError
 
@@ -140,24 +140,24 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("build-all", help="rebuild every shipped checkpoint from scratch, deterministically")
     p.add_argument("--out", default=str(common.FIRST.models))
     p.add_argument("--only", nargs="*", help="build only these checkpoints (and what they need)")
-    p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="another world: the bench's seed")
+    p.add_argument("--bench-seed", type=seed_number, default=BenchConfig.seed, help="another world: the bench's seed")
     p.set_defaults(func=cmd_build_all)
 
     p = sub.add_parser("build-noises", help="rebuild the shipped noises and their recovery reports")
     p.add_argument("--models", default=str(common.FIRST.models))
     p.add_argument("--out", default=str(CHECKPOINTS / "noise"))
     p.add_argument("--only", nargs="*")
-    p.add_argument("--bench-seed", type=int, default=BenchConfig.seed, help="the world the models were built on")
+    p.add_argument("--bench-seed", type=seed_number, default=BenchConfig.seed, help="the world the models were built on")
     p.set_defaults(func=cmd_build_noises)
 
     p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
-    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--seeds", type=seed_number, nargs="+", default=[1, 2])
     p.add_argument("--root", default="runs/worlds", help="where the other worlds' models and noises are built")
     p.add_argument("--noise", default=str(CHECKPOINTS / "noise"), help="the shipped noises; worlds.json goes here")
     p.set_defaults(func=cmd_build_worlds)
 
     p = sub.add_parser("build-faithful", help="the faithful world (docs/world.md): shared tower, then its models")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
+    p.add_argument("--seeds", type=seed_number, nargs="+", default=[0], help="bench seeds; 0 is the one that ships")
     p.add_argument("--only", nargs="*", help="build (or with --attack / --audit, attack / audit) only these models")
     step = p.add_mutually_exclusive_group()  # one step a run: each is its own resumable command
     step.add_argument("--general-only", action="store_true", help="only the shared tower and general model")
@@ -173,13 +173,13 @@ def add_commands(sub: Any) -> None:
     p = sub.add_parser("train-ddpm", help="train the DDPM purifier's UNet on bench photos (small-t range)")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "ddpm"))
     p.add_argument("--steps", type=positive_int, default=3000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_number, default=0)
     p.set_defaults(func=cmd_train_ddpm)
 
     p = sub.add_parser("train-dncnn", help="train the DnCNN denoiser on bench photos")
     p.add_argument("--out", default=str(CHECKPOINTS / "denoisers" / "dncnn.safetensors"))
     p.add_argument("--steps", type=positive_int, default=800)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_number, default=0)
     p.set_defaults(func=cmd_train_dncnn, out_is_file=True)
 
 
@@ -194,7 +194,7 @@ def add_scale_command(sub: Any) -> None:
         choices=["S", "M", "L", "XL", "XXL"],
         help="the tower, width x depth: S 64x2, M (shipped) 128x4, L 256x8; on a GPU XL 512x12, XXL 1024x12",
     )
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="bench seeds (worlds)")
+    p.add_argument("--seeds", type=seed_number, nargs="+", default=[0, 1], help="bench seeds (worlds)")
     p.add_argument(
         "--plan",
         choices=["study", "toy"],

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from sua_demo.cli.flags import positive_int
+from sua_demo.cli.flags import positive_int, seed_number
 from sua_demo.config import BenchConfig, World, served_world, shipped_world
 from sua_demo.errors import SuaError
 
@@ -72,7 +72,7 @@ def bench_args(p: argparse.ArgumentParser, of: World | None = None) -> None:
     p.add_argument(
         "--forget", type=int, default=round(bench.forget_fraction * 100), choices=(5, 10, 15), help="forget split, %%"
     )
-    p.add_argument("--bench-seed", type=int, default=bench.seed)
+    p.add_argument("--bench-seed", type=seed_number, default=bench.seed)
     p.add_argument("--mllmu", help="folder with MLLMU-Bench-format parquet instead of the synthetic bench")
     p.add_argument("--forget-split", default="forget_10", help="with --mllmu: which forget_K folder")
 

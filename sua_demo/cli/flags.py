@@ -56,6 +56,8 @@ def add_config_flags(p: argparse.ArgumentParser, cls: type, helps: dict[str, str
         full = f"{text}{unit}; default {_shown(name, value)}"
         if isinstance(value, bool):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=full)
+        elif name == "seed":
+            p.add_argument(flag, type=seed_number, default=None, help=full, metavar="INT")
         elif isinstance(value, (int, float, str)):
             p.add_argument(flag, type=type(value), default=None, help=full, metavar=type(value).__name__.upper())
         else:
