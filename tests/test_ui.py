@@ -153,6 +153,26 @@ def test_exports_name_model_noise_and_denoiser_and_no_server_path(engine, idk):
     assert str(ROOT) not in text and str(ROOT) not in json.dumps(data)
 
 
+FORMULAS = ['=HYPERLINK("http://x.test/","click")', "+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)*cmd",
+            "\t=1+1", "\r=1+1"]  # fmt: skip
+
+
+def test_exported_csv_cells_never_start_a_formula(engine, idk):
+    import csv
+    import io
+
+    from sua_demo.ui.exports import table_csv
+
+    x = engine.prepare(idk, engine.photo(1, 0))
+    story = engine.story(idk, x, [(q, None) for q in FORMULAS[:2]], idk.shipped_noise, "median", who=FORMULAS[2])
+    texts = [story_csv(story, FORMULAS[3], "median"), table_csv(["question", "gain"], [[q, "-2.9"] for q in FORMULAS])]
+    cells = [c for text in texts for row in csv.reader(io.StringIO(text)) for c in row]
+    for formula in FORMULAS:
+        assert "'" + formula in cells and formula not in cells
+    assert not [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or c.startswith("-") and c != "-2.9"]
+    assert "-2.9" in cells  # a plain number cannot run: it stays a number
+
+
 def test_scratch_files_and_folders_are_swept(tmp_path):
     import os
     import time

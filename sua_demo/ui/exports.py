@@ -117,14 +117,31 @@ def provenance(story: Story, noise_label: str, denoiser: str) -> dict[str, Any]:
     }
 
 
-def story_csv(story: Story, noise_label: str, denoiser: str) -> str:
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
+
+
+def inert(cell: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text, never runs: a string starting like a formula (a question typed as
+    `=HYPERLINK(...)`, `+cmd|...`, `@SUM(...)`) gets a leading apostrophe; a plain number such as "-2.9" is left
+    as it is, since it cannot run."""
+    if not isinstance(cell, str) or not cell.startswith(FORMULA_STARTS):
+        return cell
+    try:
+        float(cell)
+        return cell
+    except ValueError:
+        return "'" + cell
+
+
+def _csv(rows: list[list[Any]]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf)
-    for k, v in provenance(story, noise_label, denoiser).items():
-        w.writerow([f"# {k}", v])
-    w.writerow(story_header())
-    w.writerows(story_rows(story))
+    csv.writer(buf).writerows([[inert(c) for c in row] for row in rows])
     return buf.getvalue()
+
+
+def story_csv(story: Story, noise_label: str, denoiser: str) -> str:
+    named = [[f"# {k}", v] for k, v in provenance(story, noise_label, denoiser).items()]
+    return _csv([*named, story_header(), *story_rows(story)])
 
 
 def story_json(story: Story, noise_label: str, denoiser: str, verdict: Any = None) -> str:
@@ -160,8 +177,4 @@ def write_noise(folder: Path, noise: Noise, stem: str) -> list[Path]:
 
 
 def table_csv(header: list[str], rows: list[list[Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue()
+    return _csv([header, *rows])
