@@ -62,6 +62,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     launch.cap_log_lines()
     launch.serve_pages_on_one_thread()
+    launch.own_uploads()  # before the Blocks: Gradio reads its upload folder then
     demo = launch.queued(build_app())  # first: it times an attack step (to size Optimise); and Ctrl-C now stops it
     launch.warm_up(tools.state())  # then: the first result and the first click find the models and the map warm
     launch.fill_when_idle(tools.state())  # and every person's verdict, while nobody asks for anything

@@ -442,3 +442,69 @@ def test_a_long_mcp_tool_streams_its_progress_to_a_client_that_asks(app_url):
     assert steps and all("Step" in m for m in steps), said
     assert "done: 20 steps" in result and '"done": true' in result, result[:300]
     still_up(app_url)
+
+
+# -- 10. uploads belong to their caller; no caller puts a traceback in the log; refusals in the app's words ----------
+def test_an_upload_belongs_to_the_session_that_first_sent_it(app_url):
+    from pathlib import Path
+
+    mine = upload(app_url, "mine.png", photo_bytes(seed=31))
+    owner, other = Client(app_url, verbose=False), Client(app_url, verbose=False)
+    ask = ("idk", "5", 5, file_data(mine), "shipped", None, "", "")
+    words = owner.predict(*ask, api_name="/verdict")[0]
+    assert "your photo" in words
+    with pytest.raises(Exception, match="uploaded by another visitor"):
+        other.predict(*ask, api_name="/verdict")
+    page_event(app_url, "face-files", "upload", [[file_data(mine)]], "not-the-owner")  # would read it, then delete it
+    assert Path(mine).is_file() and get(app_url + f"gradio_api/file={mine}")[0] == 200
+    assert owner.predict(*ask, api_name="/verdict")[0] == words  # the owner still has it
+    still_up(app_url)
+
+
+def test_a_removed_upload_is_a_404_and_a_path_outside_the_uploads_stays_gradios(app_url):
+    from pathlib import Path
+
+    gone = upload(app_url, "gone.png", photo_bytes(seed=32))
+    Path(gone).unlink()
+    code, body = get(app_url + f"gradio_api/file={gone}")
+    assert code == 404 and b"removed once it is read" in body
+    assert get(app_url + "gradio_api/file=/etc/no-such-file")[0] == 403  # says nothing of what exists elsewhere
+
+
+def test_an_unknown_session_on_the_queue_is_one_404_and_no_traceback(app_url, caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO):
+        code, body = get(app_url + "gradio_api/queue/data?session_hash=nobody-here")
+        time.sleep(0.5)
+    assert code == 404 and b"join it first" in body
+    assert "Traceback" not in caplog.text and "Exception in ASGI" not in caplog.text, caplog.text[-2000:]
+    still_up(app_url)
+
+
+async def _mcp_refusals(url: str) -> list[str]:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    ask = {"model": "idk", "person": "2", "photo": 5, "noise_source": "uploaded"}
+    calls = [
+        {**ask, "noise_file": "/etc/passwd"},
+        {**ask, "noise_file": "data:application/octet-stream;base64,@@@not-base64"},
+        {**ask, "model": "nonsense", "noise_source": "shipped"},
+    ]
+    async with streamablehttp_client(url + "gradio_api/mcp/") as (r, w, _), ClientSession(r, w) as s:
+        await s.initialize()
+        results = [await s.call_tool("answer", args) for args in calls]
+    assert all(r.isError for r in results)
+    return [_text(r) for r in results]
+
+
+def test_mcp_refusals_are_in_the_apps_words(app_url):
+    import asyncio
+
+    pytest.importorskip("mcp")
+    local, base64, model = asyncio.run(_mcp_refusals(app_url))
+    assert local.startswith("a path on the server is not taken") and "/etc/passwd" not in local
+    assert "base64 data could not be read" in base64 and "multiple of 4" not in base64
+    assert model.startswith("nonsense is not one of the choices; choose one of 'idk'"), model
+    still_up(app_url)

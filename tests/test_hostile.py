@@ -4,6 +4,7 @@ library and no server path, never a raw parser, decoder or loader message."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import io
 import json
 import os
@@ -457,6 +458,14 @@ def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path):
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(tmp_path), "GRADIO_TEMP_DIR": str(tmp_path / "g")}
     env.pop("PORT", None)
+    from test_closed_doors_served import photo_bytes
+
+    dead, alive = tmp_path / "g" / "sua-killed", tmp_path / "g" / "sua-running"  # two servers' upload folders
+    for folder in (dead, alive):
+        (folder / ("0" * 64)).mkdir(parents=True)
+        (folder / ("0" * 64) / "photo.png").write_bytes(photo_bytes())
+    held = (alive / ".lock").open("w")
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a server that still runs holds its lock; a killed one did not
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
@@ -470,6 +479,8 @@ def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path):
         assert list(tmp_path.glob("sua_lab_*")), "the app keeps its downloads in a scratch folder under TMPDIR"
         said = (tmp_path / "server.log").read_text()
         assert "warm-up done" in said, "the app answers only once its models and map are warm: " + said[-3000:]
+        assert not dead.exists() and (alive / ("0" * 64) / "photo.png").is_file(), "a killed server's uploads go"
+        (own,) = set((tmp_path / "g").glob("sua-*")) - {alive}
     except BaseException:
         proc.kill()
         raise
@@ -483,6 +494,8 @@ def test_the_server_stops_within_two_seconds_and_removes_its_scratch(tmp_path):
         stream.close()
     assert took < 2.0, f"{signum!r} mid Your face: exited after {took:.2f} s"
     assert not list(tmp_path.glob("sua_lab_*")), (tmp_path / "server.log").read_text()[-3000:]
+    assert not own.exists() and alive.exists(), "its own uploads and cache go with it, another server's stay"
+    held.close()
 
 
 def _your_face_under_way(url: str) -> Any:

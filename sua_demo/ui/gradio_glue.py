@@ -66,6 +66,27 @@ class PublicBlocks(gr.Blocks):
     (a value not among the choices, too few values, a file path it cannot take, a payload its models reject)
     would otherwise send its internal text, with object reprs, pydantic links or server paths, to the caller."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.upload_owner: dict[str, str] = {}  # an uploaded file's path -> the session that first sent it
+
+    async def process_api(self, block_fn: Any, inputs: list[Any], *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("iterator") is None:  # a call's first step: later steps of a stream send nothing new
+            self.claim_uploads(inputs, kwargs.get("session_hash"))
+        return await super().process_api(block_fn, inputs, *args, **kwargs)
+
+    def claim_uploads(self, inputs: Any, session: str | None) -> None:
+        """An upload belongs to the session that first sends it: Gradio's upload route knows no session, so the
+        first use claims the file, and another caller who sends the same path (a photo's path seen in a shared
+        screen or a log) is refused before any handler reads or deletes it."""
+        for path in _paths(_served_as_path(inputs)):  # a served URL of an upload names its path too
+            if path not in self.upload_file_set or not session:
+                continue
+            owner = self.upload_owner.setdefault(path, session)
+            if owner != session:
+                log.warning("an upload sent by a session that did not upload it was refused")
+                raise gr.Error("that file was uploaded by another visitor; upload your own copy", print_exception=False)
+
     def validate_inputs(self, block_fn: Any, inputs: list[Any]) -> None:
         if len(inputs) < len(block_fn.inputs):
             from gradio.utils import get_function_params
@@ -91,6 +112,15 @@ class PublicBlocks(gr.Blocks):
                 f"listed, files as below); /gradio_api/info gives each input's form. {FILE_FORM}",
                 print_exception=False,
             ) from None
+
+
+def _paths(value: Any) -> list[str]:
+    """The file paths in a call's raw inputs (Gradio's FileData dicts, alone or in lists)."""
+    if isinstance(value, list):
+        return [p for v in value for p in _paths(v)]
+    if isinstance(value, dict) and isinstance(value.get("path"), str):
+        return [value["path"]]
+    return []
 
 
 SERVED = re.compile(r"^https?://[^/]+(?:/[^?#]*)?/gradio_api/file=(?P<path>[^?#]+)$")
@@ -125,6 +155,26 @@ def _our_words(message: str) -> str:
     except (ValueError, SyntaxError):
         choices = said["choices"][:300]
     return f"{value} is not one of the choices; choose one of {choices}"
+
+
+MCP_CHOICE = re.compile(r"^Input validation error: (?P<value>'.*?'|\S+) is not one of (?P<choices>\[.*\])$", re.S)
+MCP_FILE = "give a file as base64 data ('data:<type>;base64,<data>') or as the URL of a file this server serves"
+
+
+def mcp_words(message: str) -> str:
+    """An MCP tool's refusal in the app's words. The MCP library checks a call against the tool's schema and
+    Gradio turns file arguments into files before our handlers run; their refusals quote jsonschema ("Input
+    validation error: 'x' is not one of [...]"), Gradio ("Invalid file data format, provide a url") or Python's
+    base64 module ("Incorrect padding")."""
+    if said := MCP_CHOICE.match(message.strip()):
+        return _our_words(f"Value: {said['value'].strip(chr(39))} is not in the list of choices: {said['choices']}")
+    if message.startswith("Input validation error:"):
+        return "an input is not in a form the tool takes; its schema (tools/list) gives each input's form"
+    if message.startswith("Invalid file data format"):
+        return f"a path on the server is not taken: {MCP_FILE}"
+    if "base64" in message or "padding" in message.lower():
+        return f"the file's base64 data could not be read (cut short or not base64); {MCP_FILE}"
+    return message
 
 
 PRIVATE = ("face_",)  # handlers whose errors may quote what a visitor typed about their person: logged by kind

@@ -52,6 +52,14 @@ def app_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def own_uploads() -> None:
+    """This server's uploads and Gradio's cache in a folder of its own (`sweep.own_upload_folder`): removed with
+    the scratch folder on a stop signal, at exit, or by the next server when this one was killed."""
+    from sua_demo.ui.sweep import own_upload_folder
+
+    _scratch.add(own_upload_folder())
+
+
 def check_world() -> None:
     """The world SUA_WORLD names, or the process ends with one line saying which names there are (no traceback)."""
     from sua_demo.config import served_world
@@ -78,6 +86,7 @@ def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = Non
     if importlib.util.find_spec("mcp") is not None:  # gradio[mcp]: the typed handlers become MCP tools
         kwargs["mcp_server"] = True
         mcp_results_item_by_item()
+        mcp_refusals_in_our_words()
     return kwargs
 
 
@@ -107,6 +116,24 @@ def mcp_results_item_by_item() -> None:
     GradioMCPServer._execute_tool_without_progress = each_output
 
 
+def mcp_refusals_in_our_words() -> None:
+    """Every MCP tool error leaves through the MCP server's `_make_error_result`: there it is put in the app's words
+    (`gradio_glue.mcp_words`), whoever raised it (the schema check, Gradio's file handling, our handlers)."""
+    from mcp.server.lowlevel.server import Server
+
+    from sua_demo.ui.gradio_glue import mcp_words
+
+    if getattr(Server._make_error_result, "_sua_mended", False):
+        return
+    made = Server._make_error_result
+
+    def ours(self: Any, error_message: str) -> Any:
+        return made(self, mcp_words(error_message))
+
+    ours._sua_mended = True  # type: ignore[attr-defined]
+    Server._make_error_result = ours
+
+
 class ClosedRoutes:
     """ASGI middleware in front of Gradio's routes. It answers 404 on the routes this app does not use and that
     would keep a visitor's page (`deep_link` writes a session's component values, a visitor's thumbnails among
@@ -115,6 +142,7 @@ class ClosedRoutes:
 
     CLOSED = ("/gradio_api/deep_link",)
     CALLS = re.compile(r"/gradio_api/(?:call|run|api)/(?P<name>[^/]+)/?$")
+    FILES = re.compile(r"/gradio_api/file=(?P<path>.+)$")
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -131,12 +159,42 @@ class ClosedRoutes:
                 names = _api_names(scope.get("app"))
                 if names and call["name"] not in names | {"predict"}:  # the page's own calls go to run/predict
                     said = f"no API named {call['name'][:60]!r}; the API has {', '.join(sorted(names))}"
+            elif path.endswith("/gradio_api/queue/data") and not _session_waits(scope):
+                said = "no event of this session is in the queue: join it first (/gradio_api/queue/join)"
+            elif (gone := self.FILES.search(path)) and _removed_upload(scope.get("app"), gone["path"]):
+                said = "no such file: an uploaded file is removed once it is read, or after ten minutes"
             if said is not None:
                 from starlette.responses import JSONResponse
 
                 await JSONResponse({"error": said}, status_code=404)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _session_waits(scope: Any) -> bool:
+    """Whether the queue holds events of the session a `queue/data` request names. Gradio answers an unknown one
+    by raising inside a stream it has already begun: the caller gets a 404 message, the log an 80-line traceback."""
+    from urllib.parse import parse_qs
+
+    session = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [""])[0]
+    try:
+        return session in scope["app"].get_blocks()._queue.pending_messages_per_session
+    except (AttributeError, KeyError):
+        return True  # cannot tell: Gradio answers
+
+
+def _removed_upload(app: Any, quoted: str) -> bool:
+    """Whether a file route asks for a file that is not there in this server's upload folder (an upload read and
+    deleted, or swept): Gradio answers 403, as if it were forbidden, where it is gone. Paths elsewhere stay
+    Gradio's to answer, so a caller learns nothing about what exists outside the folder."""
+    from urllib.parse import unquote
+
+    try:
+        folder = Path(app.get_blocks().GRADIO_CACHE).resolve()
+        asked = Path(unquote(quoted)).resolve()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return asked.is_relative_to(folder) and asked != folder and not asked.exists()
 
 
 def _api_names(app: Any) -> set[str]:
