@@ -147,7 +147,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--models", default=str(common.FIRST.models))
     p.add_argument("--out", default=str(CHECKPOINTS / "noise"))
     p.add_argument("--only", nargs="*")
-    p.add_argument("--bench-seed", type=seed_number, default=BenchConfig.seed, help="the world the models were built on")
+    p.add_argument(
+        "--bench-seed", type=seed_number, default=BenchConfig.seed, help="the world the models were built on"
+    )
     p.set_defaults(func=cmd_build_noises)
 
     p = sub.add_parser("build-worlds", help="other worlds (bench seeds) with the shipped recipes, and their summary")
