@@ -95,6 +95,11 @@ class World:
     audit: Path
     bench: BenchConfig
 
+    @property
+    def title(self) -> str:
+        """How a result names the world that produced it: 'the faithful world (bench seed 0)'."""
+        return f"the {self.name} world (bench seed {self.bench.seed})"
+
 
 WORLD_ENV = "SUA_WORLD"  # which world the app, the engine and the CLI serve: "faithful" (the default) or "first"
 

@@ -23,6 +23,7 @@ from sua_demo.errors import SuaError, UnknownNameError
 from sua_demo.images import read_image
 from sua_demo.request import Request
 from sua_demo.sessions import LoadedModel
+from sua_demo.shipped import label, public_name
 
 SOURCES = ("shipped", "uploaded", "optimised")
 STAGES = ("story", "verdict", "map")
@@ -45,6 +46,7 @@ class Look:
     photo: int | None
     role: str  # the person's role for this noise ('' for an upload)
     notes: list[str] = field(default_factory=list)  # what reading the upload changed ("first frame of 12")
+    world: str = ""  # the served world's title: every result names the world that produced it
     story: Story | None = None
     verdict: Verdict | None = None
     points: list[dict[str, Any]] | None = None
@@ -89,12 +91,26 @@ def choose_noise(sess: LoadedModel, source: str, uploaded: str | None = None, op
 
 
 def describe_noise(sess: LoadedModel, source: str, noise: Noise) -> str:
-    """One line: what this noise is, for the caption of every result."""
+    """One line naming the noise, for every result that used it: its source, the model it was fitted on (said
+    plainly when that is not the model it is applied to), its steps (a run stopped early says so, with the steps
+    it was asked for), which δ of the run, ε and the attacker split."""
     eps = f"ε {noise.eps * 255:.0f}/255"
+    split = f"attacker split {noise.meta.get('split_seed', 0)}"
     if source == "shipped":
-        return f"{sess.noise_note} ({eps}, attacker split {noise.meta.get('split_seed', 0)})"
-    steps = noise.meta.get("step")
-    return f"{source} noise ({eps}" + (f", {steps} steps)" if steps else ")")
+        return f"{sess.noise_note} ({eps}, {split})"
+    m = noise.meta
+    fitted = str(m.get("model", "") or "")
+    here = public_name(sess.name)
+    parts = []
+    if fitted:
+        parts.append(f"fitted on {label(fitted)}" + ("" if fitted == here else f", not on {label(here)}"))
+    if m.get("step"):
+        planned = m.get("planned_steps")
+        steps = f"{m['step']} of {planned} steps" if planned and planned != m["step"] else f"{m['step']} steps"
+        parts.append(f"stopped early at {steps}" if m.get("stopped_early") else steps)
+    if m.get("kept") == "best":
+        parts.append("its lowest-loss δ")
+    return f"{source} δ ({', '.join([*parts, eps, split])})"
 
 
 def resolve(engine: Engine, req: Request) -> Look:
@@ -107,10 +123,11 @@ def resolve(engine: Engine, req: Request) -> Look:
     if req.upload:
         image, notes = read_image(req.upload)
         x = engine.prepare(sess, image)
-        return Look(req, sess, vanilla, retrain, noise, label, x, None, UPLOAD_WHO, None, "", notes)
+        return Look(req, sess, vanilla, retrain, noise, label, x, None, UPLOAD_WHO, None, "", notes, engine.world.title)
     pid, photo = person_id(req.person), photo_index(req.photo)
     x, name = engine.prepare(sess, engine.photo(pid, photo)), f"#{pid} {engine.person(pid).name}"
-    return Look(req, sess, vanilla, retrain, noise, label, x, pid, name, photo, engine.role(pid, noise))
+    role = engine.role(pid, noise)
+    return Look(req, sess, vanilla, retrain, noise, label, x, pid, name, photo, role, world=engine.world.title)
 
 
 def look(engine: Engine, req: Request, stages: tuple[str, ...] = STAGES) -> Iterator[Look]:

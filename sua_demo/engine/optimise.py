@@ -47,7 +47,7 @@ class Optimising(Models):
             stealth_weight=stealth_weight,
             seed=seed,
         )
-        meta = split_meta(split)
+        meta = {**split_meta(split), "planned_steps": cfg.steps}  # a run stopped early names what it was asked
         attack = ATTACKS.get("sua")(sess.adapter, cfg)
 
         def step(i: int, stats: dict[str, float]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import gradio as gr
 
 from sua_demo.request import Request
+from sua_demo.shipped import public_name
 from sua_demo.ui.gradio_glue import caller, handler
 from sua_demo.ui.tools import state
 
@@ -86,7 +87,6 @@ def answer(
         vanilla: for a model of your own, its version before unlearning (folder or Hub id).
         retrain: for a model of your own, its retrain control (folder or Hub id).
     """
-    from sua_demo.shipped import public_name
     from sua_demo.ui.exports import story_json
     from sua_demo.ui.page import UPLOAD_BANNER
     from sua_demo.ui.story import COLUMN_TITLES, story_rows
@@ -95,7 +95,7 @@ def answer(
     seen = state().look(req, "story")
     story = seen.story
     lines = ["; ".join([f"{seen.who}; model {public_name(seen.sess.name)}; noise: {seen.noise_label}; "
-                        f"denoiser: {denoiser}", *seen.notes])]  # fmt: skip
+                        f"denoiser: {denoiser}; {seen.world}", *seen.notes])]  # fmt: skip
     if upload:
         lines.append(UPLOAD_BANNER)
     for row in story_rows(story):
@@ -103,7 +103,7 @@ def answer(
         lines += [f"  {title}: {cell}" for title, cell in zip(COLUMN_TITLES.values(), row[2:], strict=True)]
     p = story.pixels
     lines.append(f"δ's size: L∞ {255 * p['linf']:.1f}/255, PSNR {p['psnr']:.1f} dB, SSIM {p['ssim']:.3f}")
-    return "\n".join(lines), story_json(story, seen.noise_label, denoiser)
+    return "\n".join(lines), story_json(story, seen.noise_label, denoiser, world=seen.world)
 
 
 @handler
@@ -125,17 +125,21 @@ def verdict(
         vanilla: for a model of your own, its version before unlearning.
         retrain: for a model of your own, its retrain control.
     """
+    from sua_demo.ui.page import source_line
     from sua_demo.ui.story import changed_answers, reading
 
     req = _request(model, person, photo, upload, noise_source, noise_file, vanilla=vanilla, retrain=retrain)
     seen = state().look(req, "verdict")
+    named = {"noise": seen.noise_label, "model": public_name(seen.sess.name), "world": seen.world}
+    said = source_line(seen) + ". "
     if seen.verdict is None:  # an upload: no truth to check, only whether δ changed the answers
         rows = seen.story.rows
         changed = changed_answers(seen.story)
         words = f"δ changed {changed} of {len(rows)} answers on your photo (no truth to check them against)."
-        return words, as_json({"image": seen.who, "changed": changed, "answers": len(rows)})
+        return said + words, as_json({**named, "image": seen.who, "changed": changed, "answers": len(rows)})
     v = seen.verdict
-    return f"{v.headline()}. {reading(v, seen.role)}", as_json({**asdict(v), "role": seen.role, "total": v.total})
+    data = {**named, **asdict(v), "role": seen.role, "total": v.total}
+    return f"{said}{v.headline()}. {reading(v, seen.role)}", as_json(data)
 
 
 @handler

@@ -4,6 +4,7 @@ action computes. The Gradio handlers in app.py call these methods and nothing el
 from __future__ import annotations
 
 import atexit
+import html
 import threading
 import time
 from collections.abc import Iterator
@@ -76,6 +77,7 @@ class Loaded:
     photo: int | None  # the example's photo when the person comes from an example, else unchanged
     samples: list[list[str]] = field(default_factory=list)
     badges: str = ""  # whose split the gallery's badges (attacker set / unseen by δ) follow
+    examples_label: str = ""  # what the chips are, true to them (page.examples_label)
 
     @property
     def labels(self) -> list[str]:
@@ -105,14 +107,15 @@ class AppState:
             chosen, photo = str(examples[0]["person"]), int(examples[0]["photo"])
         else:
             chosen, photo = people[0][1], None
-        samples = [[e["text"]] for e in examples]
+        samples = [[html.escape(e["text"])] for e in examples]  # chips are HTML (attack_tab: shown whole)
         sess = eng.session(model)
         badges = (
             f"badges for the δ shipped for {label(sess.noise_owner)}"
             if sess.shipped_noise is not None
             else "badges for split 0, the one 'Optimise' fits on"
         )
-        return Loaded(page.load_status(eng, model), thumbs, people, chosen, photo, samples, badges)
+        status = page.load_status(eng, model)
+        return Loaded(status, thumbs, people, chosen, photo, samples, badges, page.examples_label(examples))
 
     def thumbs(self, model: str, role_filter: str) -> list[tuple[Any, str]]:
         return page.gallery(self.engine, model, role_filter, self.scratch)[0]
@@ -141,9 +144,11 @@ class AppState:
         """One stage of a request (story, verdict or map) for an API caller: the Look with what that stage found."""
         return next(look(self.engine, req, (stage,)))
 
-    def stealth_maps(self, model: str, denoiser: str) -> tuple[Any, str, Any, str]:
-        """The stealthy δ's map and caption, then the same-budget δ's without the stealth term."""
-        left, right, left_caption, right_caption = stealth.stealth_comparison(self.engine, model, denoiser)
+    def stealth_maps(self, model: str, denoiser: str, noise_source: str = "") -> tuple[Any, str, Any, str]:
+        """The stealthy δ's map and caption (no map when the page's own map shows the shipped δ already), then the
+        same-budget δ's without the stealth term."""
+        above = noise_source == "shipped"
+        left, right, left_caption, right_caption = stealth.stealth_comparison(self.engine, model, denoiser, above)
         return left, left_caption, right, right_caption
 
     def batch(self, model: str, noise_source: str, noise_file: str | None, optimised: str | None) -> tuple:

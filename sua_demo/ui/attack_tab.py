@@ -42,7 +42,8 @@ def build(d: Any) -> AttackTab:
         t.noise_source = tools.sources_box(d.sources)
         t.run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
     t.message = gr.HTML("", elem_id="message")
-    t.examples = gr.Dataset(components=[gr.Textbox(visible=False)], type="index", **text.EXAMPLES_BOX)
+    # HTML, not Textbox or Markdown: their samples are cut at 60 characters, and with them the chip's role
+    t.examples = gr.Dataset(components=[gr.HTML(visible=False)], type="index", **text.EXAMPLES_BOX)
     with gr.Row():
         with gr.Column(scale=2, min_width=260):
             t.preview = gr.Gallery(label="the photo", columns=1, height=300, elem_id="preview", **STILL)
@@ -81,20 +82,22 @@ def _noise_views(t: AttackTab, d: Any) -> None:
         t.views = gr.Gallery(label="what δ does", columns=4, height=290, elem_id="views", **STILL)
         gr.Markdown(text.NOISE_HELP)
         before = [[name, "shown with the first answers"] for name in page.METRICS]  # never an empty table
-        t.metrics = gr.Dataframe(before, headers=["measure", "value"], label="how visible is δ", interactive=False)
+        gr.Markdown("**How visible is δ**")
+        t.metrics = gr.HTML(page.metrics_html(before), elem_id="visible")
         t.exports = gr.File(label="these answers as CSV and JSON", **FILES)
 
 
 def _stealth_maps(t: AttackTab) -> None:
     with gr.Accordion("Stealth: the embedding map", open=False) as t.stealth_box:
         with gr.Row():
-            t.umap_plot = gr.Plot(label="embedding map", elem_id="map")
+            t.umap_plot = gr.Plot(label="embedding map: this photo with the noise in use", elem_id="map")
             t.map_text = gr.Markdown(elem_id="map-text")
         with gr.Row():
-            t.stealthy_map = gr.Plot(elem_id="stealthy-map")
+            t.stealthy_map = gr.Plot(label="the shipped δ, with the stealth term", elem_id="stealthy-map")
             t.stealthy_text = gr.Markdown(elem_id="stealthy-text")
         with gr.Row():
-            t.plain_map, t.plain_text = gr.Plot(elem_id="plain-map"), gr.Markdown(elem_id="plain-text")
+            t.plain_map = gr.Plot(label="the same budget, without the stealth term", elem_id="plain-map")
+            t.plain_text = gr.Markdown(elem_id="plain-text")
 
 
 def _optimise(t: AttackTab, d: Any) -> None:
@@ -139,7 +142,7 @@ def wire(t: AttackTab, demo: gr.Blocks) -> None:
     t.role.change(thumbs, [t.model, t.role], [t.gallery, t.message], api_name=False)
     maps = shown(handler(tools.stealth_maps), 4)
     stealth_out = [t.stealthy_map, t.stealthy_text, t.plain_map, t.plain_text, t.message]
-    t.stealth_box.expand(maps, [t.model, t.denoiser], stealth_out, api_name=False)
+    t.stealth_box.expand(maps, [t.model, t.denoiser, t.noise_source], stealth_out, api_name=False)
     _wire_optimise(t, apply)
 
 

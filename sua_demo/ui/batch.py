@@ -6,12 +6,14 @@ from typing import Any
 
 from sua_demo.analysis.paired import Paired, p_text
 from sua_demo.engine import Engine
-from sua_demo.look import choose_noise
+from sua_demo.look import choose_noise, describe_noise
 from sua_demo.plots import GROUP_LABELS, budget_figure, recovery_figure
-from sua_demo.shipped import public_name
+from sua_demo.shipped import label, public_name
 from sua_demo.ui.exports import Scratch, safe_stem, table_csv, write_named
 
 KEYS = (("gen_em", "exact match"), ("gen_refusal", "refusal"))
+NO_CURVES = ("This model's world ships no budget curves (recovery and stealth against ε); `sua attack-eval "
+             "--budgets` draws them for a model.")  # fmt: skip
 
 
 def closing_sentence(tests: dict[str, Paired]) -> str:
@@ -50,11 +52,16 @@ def batch_view(
 ) -> tuple[str, Any, Any, list[str]]:
     """(markdown tables, recovery bars, budget curves or None, [CSV path]); readable group names throughout."""
     header, rows, rec, sentence = recovery_table(engine, model, source, uploaded, optimised)
-    md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows] + ["", sentence]
     sess = engine.session(model)
     name = public_name(sess.name)  # a folder by its last part: no server path leaves in the file or its name
-    text = f"# model,{name}\n# noise,{source}\n" + table_csv(header, rows)
-    path = write_named(scratch.folder(), f"sua_batch_{safe_stem(name)}", text.encode("utf-8"), ".csv")
+    noise = describe_noise(sess, source, choose_noise(sess, source, uploaded, optimised))
+    md = [f"Model **{label(name)}** · noise: {noise} · {engine.world.title}", ""]
+    md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows] + ["", sentence]
     curves = (sess.report or {}).get("budget")
+    if not curves:
+        md += ["", NO_CURVES]
+    named = [["# world", engine.world.title], ["# model", name], ["# noise", noise]]
+    text = table_csv(named[0], [*named[1:], header, *rows])
+    path = write_named(scratch.folder(), f"sua_batch_{safe_stem(name)}", text.encode("utf-8"), ".csv")
     return "\n".join(md), recovery_figure(rec), budget_figure(curves) if curves else None, [str(path)]

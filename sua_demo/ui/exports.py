@@ -104,10 +104,11 @@ def write_named(folder: Path, stem: str, data: bytes, suffix: str) -> Path:
     return path
 
 
-def provenance(story: Story, noise_label: str, denoiser: str) -> dict[str, Any]:
-    """Which models, noise and denoiser made the answers, by names that may leave the server (no folder paths)."""
+def provenance(story: Story, noise_label: str, denoiser: str, world: str = "") -> dict[str, Any]:
+    """Which world, models, noise and denoiser made the answers, by names that may leave the server (no paths)."""
     vanilla, retrain = story.controls.get("vanilla"), story.controls.get("retrain")
     return {
+        "world": world,
         "model": public_name(story.model),
         "before_unlearning": public_name(vanilla) if vanilla else vanilla,
         "retrain_control": public_name(retrain) if retrain else retrain,
@@ -139,24 +140,31 @@ def _csv(rows: list[list[Any]]) -> str:
     return buf.getvalue()
 
 
-def story_csv(story: Story, noise_label: str, denoiser: str) -> str:
-    named = [[f"# {k}", v] for k, v in provenance(story, noise_label, denoiser).items()]
+def story_csv(story: Story, noise_label: str, denoiser: str, world: str = "") -> str:
+    named = [[f"# {k}", v] for k, v in provenance(story, noise_label, denoiser, world).items()]
     return _csv([*named, story_header(), *story_rows(story)])
 
 
-def story_json(story: Story, noise_label: str, denoiser: str, verdict: Any = None) -> str:
+def story_json(story: Story, noise_label: str, denoiser: str, verdict: Any = None, world: str = "") -> str:
     rows = [{"question": r.question, "truth": r.truth, "answers": r.answers} for r in story.rows]
-    out = {**provenance(story, noise_label, denoiser), "rows": rows, "pixels": story.pixels, "cosines": story.cosines}
+    out = {
+        **provenance(story, noise_label, denoiser, world),
+        "rows": rows,
+        "pixels": story.pixels,
+        "cosines": story.cosines,
+    }
     if verdict is not None:
         out["verdict"] = {"photos": verdict.photos, "questions": verdict.questions, "correct": verdict.correct,
                           "brought_back": verdict.brought_back, "facts": verdict.facts}  # fmt: skip
     return json.dumps(out, indent=2, ensure_ascii=False)
 
 
-def write_story(folder: Path, story: Story, noise_label: str, denoiser: str, verdict: Any = None) -> list[Path]:
+def write_story(
+    folder: Path, story: Story, noise_label: str, denoiser: str, verdict: Any = None, world: str = ""
+) -> list[Path]:
     """The answers as sua_answers_<hash>.csv and .json: the same answers give the same files."""
-    csv_text = story_csv(story, noise_label, denoiser)
-    json_text = story_json(story, noise_label, denoiser, verdict)
+    csv_text = story_csv(story, noise_label, denoiser, world)
+    json_text = story_json(story, noise_label, denoiser, verdict, world)
     return [
         write_named(folder, "sua_answers", csv_text.encode("utf-8"), ".csv"),
         write_named(folder, "sua_answers", json_text.encode("utf-8"), ".json"),

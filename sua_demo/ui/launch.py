@@ -32,10 +32,17 @@ LOG_LINE = 1000  # characters: a log line quotes at most this much of what a cal
 
 
 def page_kwargs() -> dict[str, Any]:
-    """What Gradio 6 takes at launch rather than in Blocks: the stylesheet and the page's metadata."""
+    """What Gradio 6 takes at launch rather than in Blocks: the stylesheet, the page's metadata and the theme. The
+    default theme loads its font at 400 and 600, and the 600 file Gradio ships is a 5 KB subset: a capital it lacks
+    came from another font, as a small capital ("SUᴀ", "ᴀpply", "LoRᴀ"). Declared at 400 and 700 (the full bold file
+    Gradio also ships), text asked for at 600 is drawn in the bold one."""
+    import gradio as gr
+
     from sua_demo.ui.text import CSS, HEAD
 
-    return {"css": CSS, "head": HEAD}
+    font = gr.themes.LocalFont("Source Sans Pro", weights=(400, 700))  # 600 asked for draws 700
+    theme = gr.themes.Default(font=[font, "ui-sans-serif", "system-ui", "sans-serif"])
+    return {"css": CSS, "head": HEAD, "theme": theme}
 
 
 def app_arguments(argv: list[str] | None = None) -> argparse.Namespace:

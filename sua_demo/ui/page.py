@@ -40,6 +40,18 @@ METRICS = (
 )
 
 
+def metrics_html(rows: list[list[str]]) -> str:
+    """'How visible is δ' as an HTML table. A Gradio Dataframe inside a closed accordion dropped the values sent
+    while it was closed and showed an empty table headed '0 | 1' when opened after the results (the usual path)."""
+    import html
+
+    body = "".join(f"<tr><th scope='row'>{html.escape(m)}</th><td>{html.escape(v)}</td></tr>" for m, v in rows)
+    return (
+        "<table class='visible' aria-label='how visible is δ'><thead><tr><th scope='col'>measure</th>"
+        f"<th scope='col'>value</th></tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
 @dataclass
 class Page:
     note: str
@@ -48,7 +60,7 @@ class Page:
     preview_caption: str
     views: list[tuple[Image.Image, str]]
     slider: tuple[Image.Image, Image.Image]
-    metrics: list[list[str]]
+    metrics: str  # metrics_html
     banner: str = ""
     files: list[str] = field(default_factory=list)
     story: Story | None = None
@@ -77,10 +89,12 @@ def answers_view(look: Look, scratch: exports.Scratch | None = None) -> Page:
     metrics = [[name, value] for name, value in zip(METRICS, values, strict=True)]
     controls = ", ".join(_control(k, v) for k, v in story.controls.items())
     model = label(public_name(look.sess.name))
-    note = f"**{look.who}** · model **{model}** ({controls}) · noise: {look.noise_label} · denoiser: {req.denoiser}"
+    note = (f"**{look.who}** · model **{model}** ({controls}) · noise: {look.noise_label} · denoiser: "
+            f"{req.denoiser} · {look.world}")  # fmt: skip
     files = []
     if scratch is not None:
-        files = [str(f) for f in exports.write_story(scratch.folder(), story, look.noise_label, req.denoiser)]
+        made = exports.write_story(scratch.folder(), story, look.noise_label, req.denoiser, world=look.world)
+        files = [str(f) for f in made]
     return Page(
         note=" · ".join([note, *look.notes]),
         table=story_html(story),
@@ -93,7 +107,7 @@ def answers_view(look: Look, scratch: exports.Scratch | None = None) -> Page:
             (display(story.diff_view, scratch), "where δ changes it"),
         ],
         slider=(display(story.clean, scratch), display(story.noisy, scratch)),
-        metrics=metrics,
+        metrics=metrics_html(metrics),
         banner=f"<div class='banner' role='note'>{UPLOAD_BANNER}</div>" if req.upload else "",
         files=files,
         story=story,
@@ -107,13 +121,19 @@ def _control(role: str, model: str | None) -> str:
     return label(role) if model == role else f"{label(role)}: {public_name(model)}"
 
 
+def source_line(look: Look) -> str:
+    """Which noise, model and world produced a result: the first line of every verdict, the note and the exports."""
+    return f"noise: {look.noise_label} · model: {label(public_name(look.sess.name))} · {look.world}"
+
+
 def verdict_view(look: Look) -> str:
-    """The headline over the person's photos; for an upload, how many answers δ changed on it (its story)."""
+    """The headline over the person's photos; for an upload, how many answers δ changed on it (its story). Each
+    says first which noise, model and world it is about."""
     if look.pid is None:
         assert look.story is not None, "an upload's verdict reads its story"
-        return upload_verdict_html(look.story)
+        return upload_verdict_html(look.story, source_line(look))
     assert look.verdict is not None, "verdict_view needs the look's verdict stage"
-    return verdict_html(look.verdict, look.role)
+    return verdict_html(look.verdict, look.role, source=source_line(look))
 
 
 def gallery(
@@ -146,6 +166,16 @@ def examples(engine: Engine, model: str) -> list[dict[str, Any]]:
         seen = " · one of the people δ was fitted on" if e.get("fitted_on") else ""  # none δ never saw passes
         out.append({**e, "label": label, "text": text + back + seen})
     return out
+
+
+def examples_label(examples: list[dict[str, Any]]) -> str:
+    """The chips' label, true to the chips: it promises people δ never saw first only where one passes the test."""
+    if not examples:
+        return "examples: none measured for this model (pick a person below)"
+    if all(e.get("fitted_on") for e in examples):
+        return ("examples: the people δ brings back most beyond its controls; each is one of the people δ was fitted "
+                "on, as no one δ never saw passes the test with this model")  # fmt: skip
+    return "examples: the people δ brings back most beyond its controls, those it never saw first"
 
 
 def load_status(engine: Engine, model: str) -> str:

@@ -149,19 +149,24 @@ def _budget(noise: Any) -> str:
     return f"ε {noise.eps * 255:.0f}/255"
 
 
-def stealth_comparison(engine: Engine, model: str, denoiser: str = "gaussian") -> tuple[Any, Any, str, str]:
+def stealth_comparison(
+    engine: Engine, model: str, denoiser: str = "gaussian", above: bool = False
+) -> tuple[Any, Any, str, str]:
     """The shipped stealthy δ beside the same-budget δ trained without the stealth term, each on its own map;
-    (stealthy figure, plain figure or None, caption for the first, caption for the second). The first caption
-    carries the explanation, since it sits beside the plot a reader sees first."""
+    (stealthy figure or None, plain figure or None, caption for the first, caption for the second). The first
+    caption carries the explanation, since it sits beside the plot a reader sees first. `above`: the page's own map
+    already shows the shipped δ (its noise source is 'shipped'), so the stealthy map is not drawn a second time and
+    its caption points there."""
     sess = engine.session(model)
     if sess.shipped_noise is None:
         raise SuaError(f"{label(public_name(sess.name))} has no shipped noise to compare")
     readings = detector_readings(sess)
     stealthy = engine.embedding_map(sess, sess.shipped_noise, denoiser)
-    left = embedding_map.figure(stealthy, title="with the stealth term")
+    left = None if above else embedding_map.figure(stealthy, title="with the stealth term")
+    where = "the map above" if above else "the shipped δ"
     left_caption = "\n\n".join(
         [
-            f"**With the stealth term** (the shipped δ, {_budget(sess.shipped_noise)}): "
+            f"**With the stealth term** ({where}, {_budget(sess.shipped_noise)}): "
             + auroc_in_words(readings.get("sua")),
             _measured_with(sess, denoiser),
             MAP_KEY + " " + STEALTH_IDEA,

@@ -95,8 +95,28 @@ def reading(v: Verdict, role: str, holder: str = "these facts") -> str:
 CONTROL_NAMES = {"retrain_delta": "retrain control + δ", "vanilla": "before unlearning"}
 
 
-def verdict_html(v: Verdict, role: str, names: dict[str, str] | None = None) -> str:
-    """The headline in large type, what it means in one sentence, what it is measured against, and per fact."""
+def headline(v: Verdict, role: str) -> tuple[str, str]:
+    """(the headline's HTML, its class). The big number leads only where the paired test says δ brings answers
+    back: "no evidence" and "damages" lead with those words, in smaller type, so a count within chance is never
+    read as a finding."""
+    who, c = html.escape(v.person), v.correct
+    if role == "retain":
+        said = f"right answers across {who}'s {v.photos} photos: clean <b>{c['clean']}</b>, with δ <b>{c['delta']}</b>"
+        return f"{said} of {v.total}", "headline"
+    t = v.beyond
+    if t is not None and t.second_wins:
+        return (f"δ damages: {t.only_second} answers across {who}'s {v.photos} photos are right under the controls "
+                "and wrong with δ", "headline quiet")  # fmt: skip
+    if t is not None and not t.first_wins:
+        return (f"No evidence: δ brings back {v.count} of {v.total} answers across {who}'s {v.photos} photos that no "
+                "control does, no more than chance would", "headline quiet")  # fmt: skip
+    return (f"δ brings back <b>{v.count}</b> of {v.total} answers across {who}'s {v.photos} photos that no control "
+            "does", "headline")  # fmt: skip
+
+
+def verdict_html(v: Verdict, role: str, names: dict[str, str] | None = None, source: str = "") -> str:
+    """The headline (large only for a finding), what it means in one sentence, what it is measured against, per
+    fact, and `source`: which noise, model and world produced it."""
     c = v.correct
     parts = [f"clean <b>{c['clean']}</b>"]
     parts.append(f"random noise <b>{c['random']}</b>")
@@ -109,18 +129,11 @@ def verdict_html(v: Verdict, role: str, names: dict[str, str] | None = None) -> 
     facts = ", ".join(
         f"{html.escape(name)} {row['delta']}/{v.photos}" for name, row in v.facts.items() if row.get("delta", 0)
     )
-    who = html.escape(v.person)
-    if role == "retain":
-        headline = (
-            f"right answers across {who}'s {v.photos} photos: clean <b>{c['clean']}</b>, "
-            f"with δ <b>{c['delta']}</b> of {v.total}"
-        )
-    else:
-        headline = (f"δ brings back <b>{v.count}</b> of {v.total} answers across {who}'s {v.photos} photos that no "
-                    "control does")  # fmt: skip
+    said, cls = headline(v, role)
     return (
         "<div class='verdict' role='status'>"
-        f"<p class='headline'>{headline}</p>"
+        + (f"<p class='source'>{html.escape(source)}</p>" if source else "")
+        + f"<p class='{cls}'>{said}</p>"
         f"<p class='reading'>{html.escape(names.get('reading', reading(v, role)))}</p>"
         f"<p class='controls'>right answers out of {v.total}: with δ <b>{c['delta']}</b> · {' · '.join(parts)}"
         f" <span class='role'>({html.escape(role)})</span></p>"
@@ -134,12 +147,13 @@ def changed_answers(story: Story) -> int:
     return sum(r.answers["clean"] != r.answers["delta"] for r in story.rows)
 
 
-def upload_verdict_html(story: Story) -> str:
+def upload_verdict_html(story: Story, source: str = "") -> str:
     """For a photo with no known answers: whether delta changed them, which is all there is to read."""
     changed = changed_answers(story)
     return (
         "<div class='verdict' role='status'>"
-        f"<p class='headline'>δ changed <b>{changed}</b> of {len(story.rows)} answers on your photo</p>"
+        + (f"<p class='source'>{html.escape(source)}</p>" if source else "")
+        + f"<p class='headline'>δ changed <b>{changed}</b> of {len(story.rows)} answers on your photo</p>"
         "<p class='reading'>This model knows only its 100 fictitious people, so there is no truth to check your "
         "photo's answers against: read whether the clean and noisy answers differ, and where your photo lands on "
         "the embedding map.</p></div>"

@@ -9,7 +9,7 @@ GUIDE = (
 EMPTY = "<div class='verdict'><p class='controls'>Pick a person or an example; the results appear here.</p></div>"
 WORKING = "<div class='verdict'><p class='controls'>Working: asking the models with and without δ…</p></div>"
 NO_RESULT = "<div class='verdict'><p class='controls'>No results for this choice: the message above says why.</p></div>"
-EXAMPLES_LABEL = "examples: the people δ brings back most beyond its controls, those it never saw first"
+EXAMPLES_LABEL = "examples: the people δ brings back most beyond its controls"
 LEGEND = (
     "<details class='legend' open><summary>How to read this</summary><dl>"
     "<dt>δ</dt><dd>the noise: one faint pattern added to every photo, no pixel moved by more than ε/255.</dd>"
@@ -58,8 +58,8 @@ NOISE_HELP = (
 )
 BATCH_HELP = (
     "The recovery protocol for the chosen model and noise: generation exact match on each group, clean, with "
-    "the noise, and with random noise of the same ε; below, the shipped budget curves (recovery and stealth "
-    "against ε, over several attacker splits)."
+    "the noise, and with random noise of the same ε; below, the budget curves (recovery and stealth against ε, "
+    "over several attacker splits) where the model's world ships them."
 )
 DESCRIPTION = (
     "Audit whether an unlearned multimodal LLM really forgot: one universal noise pattern makes it reveal "
@@ -81,6 +81,11 @@ table.story td.refused { background: #eeeeee; color: #555; }
 table.story td.na { color: #999; font-style: italic; }
 table.story .mark { font-weight: 700; white-space: nowrap; }
 .verdict .headline { font-size: 1.5em; margin: 0.2em 0; }
+.verdict .headline.quiet { font-size: 1.15em; font-weight: 600; }
+.verdict .source { font-size: 0.85em; color: #555; margin: 0 0 0.2em; }
+table.visible { border-collapse: collapse; font-size: 0.9em; }
+table.visible th, table.visible td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; font-weight: 400; }
+table.visible thead th { background: #f4f4f7; font-weight: 600; }
 .verdict .controls, .verdict .facts { margin: 0.2em 0; }
 .banner { background: #fff6d8; border: 1px solid #e6cf7a; padding: 6px 10px; border-radius: 6px; }
 .guide { font-size: 1.05em; }

@@ -27,7 +27,7 @@ def load_widgets(model: str, person: str = "", role_filter: str = "unseen by δ"
     people = gr.update(choices=p.people, value=p.person)
     thumbs = gr.update(value=p.thumbs, label=f"people: {p.badges} (click to pick)")
     photo = gr.update() if p.photo is None else gr.update(value=p.photo)  # a model change keeps the photo too
-    return p.status, thumbs, people, photo, gr.update(samples=p.samples)
+    return p.status, thumbs, people, photo, gr.update(samples=p.samples, label=p.examples_label)
 
 
 def page_outputs(p: Any) -> tuple:
@@ -64,11 +64,13 @@ def optimise_on_page(model: str, eps: float, steps: float, denoiser: str, stealt
             yield v.figure, f"{v.status}; noise source set to 'optimised'", v.preview, v.files
 
 
-def stealth_maps(model: str, denoiser: str) -> tuple[Any, str, Any, str]:
-    """The stealth comparison's two maps; a model with no δ trained without the stealth term hides the second
-    frame (an empty plot drew a broken frame) and says why in its place."""
-    left, left_caption, right, right_caption = state().stealth_maps(model, denoiser)
-    return left, left_caption, gr.update(value=right, visible=right is not None), right_caption
+def stealth_maps(model: str, denoiser: str, noise_source: str = "") -> tuple[Any, str, Any, str]:
+    """The stealth comparison's two maps; a map not drawn hides its frame (an empty plot drew a broken frame): the
+    stealthy one when the page's map above shows the shipped δ already, the plain one when the model has no δ
+    trained without the stealth term (its caption says why)."""
+    left, left_caption, right, right_caption = state().stealth_maps(model, denoiser, noise_source)
+    shown_if = lambda fig: gr.update(value=fig, visible=fig is not None)  # noqa: E731
+    return shown_if(left), left_caption, shown_if(right), right_caption
 
 
 def arm_stop(request: gr.Request) -> None:
@@ -124,10 +126,20 @@ def load_for_page(model: str, person: str, role_filter: str, last: str) -> tuple
     """The page's load: a failure says why in the message box and puts the model box back on the last model that
     loaded, whose person, photo and results stay on the page."""
     try:
-        return (gr.skip(), *load_widgets(model, person, role_filter), model, "", True)
+        return (_model_box(model), *load_widgets(model, person, role_filter), model, "", True)
     except gr.Error as err:
         said = message_html(f"{sentence(str(err.message))} Still showing {label(public_name(last))}.")
         return (last, *[gr.skip()] * 5, last, said, False)
+
+
+def _model_box(model: str) -> Any:
+    """The model box after a load: a model of the user's own (a folder or Hub id) is listed by its short name, as
+    the shipped ones are by theirs, instead of showing the raw path typed."""
+    shipped = state().engine.sessions.shipped
+    if model in shipped:
+        return gr.skip()
+    choices = [(label(m), m) for m in shipped] + [(f"{public_name(model)} (yours)", model)]
+    return gr.update(choices=choices, value=model)
 
 
 def loaded_well(ok: bool) -> None:
