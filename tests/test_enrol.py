@@ -56,6 +56,9 @@ def test_names_and_facts_are_checked_against_what_the_model_can_say(micro_adapte
         "x" * (MAX_NAME_CHARS + 1): "keep it to 40",
         "Robert'); DROP": "letters, spaces",
         "Zorblax " + name.split()[-1]: "cannot say 'Zorblax'",
+        "Renée " + name.split()[-1]: "cannot say 'Renée'",  # letters of any script are letters: the model's words
+        "أحمد " + name.split()[-1]: "cannot say 'أحمد'",  # are the limit, and the message says so
+        "Rene\u0301e " + name.split()[-1]: "cannot say 'Renée'",  # an accent typed as its own mark: one letter
         "": "empty",
     }
     for typed, message in bad.items():

@@ -294,6 +294,9 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
     (tmp_path / "manifest.json").write_text(json.dumps({"studies": {"offsets": manifest}}))
     (tmp_path / "offsets" / "f.json").write_text(json.dumps(world(12.0, 45.0, 0.0)))
     assert "faithful world" in ceiling_figures(tmp_path) and "+13.0 at the input, +45.0 on" in ceiling_figures(tmp_path)
+    served = ceiling_figures(tmp_path, "faithful")  # the served world's figures lead; the other's follow, named
+    assert served.index("In this world") < served.index("**+13.0**") < served.index("In the first world")
+    assert "+7.0 at the input, +50.0 on" in served
     shipped = about_markdown(ROOT / "checkpoints" / "noise")
     assert "What limits δ on people it never saw" in shipped and "3 worlds, 3 splits each" in shipped
     assert "In the faithful world" in shipped and "checkpoints/" not in shipped and "`" not in shipped

@@ -3,7 +3,7 @@ one to forget), asked the same questions as the bench's people."""
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -18,7 +18,15 @@ from sua_demo.errors import BadValueError
 
 MAX_NAME_CHARS = 40
 MAX_FACT_CHARS = 30
-_TEXT = re.compile(r"[A-Za-z][A-Za-z' -]*")  # letters, spaces, hyphens and apostrophes, starting with a letter
+PUNCTUATION = " '-"  # what a name or fact may hold beside letters
+
+
+def _wordlike(text: str) -> bool:
+    """Letters of any script (Renée, Zoë, Ngũgĩ, أحمد), with the marks that complete them, spaces, hyphens and
+    apostrophes, starting with a letter."""
+    return text[:1].isalpha() and all(
+        c.isalpha() or c in PUNCTUATION or unicodedata.category(c).startswith("M") for c in text
+    )
 
 
 @dataclass
@@ -32,12 +40,12 @@ class Visitor:
 
 
 def _clean(what: str, text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
+    text = unicodedata.normalize("NFC", " ".join(str(text).split()))  # "é" typed as e + accent is one letter
     if not text:
         raise BadValueError(f"{what} is empty; type one or press 'invent facts'")
     if len(text) > limit:
         raise BadValueError(f"{what} is {len(text)} characters; keep it to {limit}")
-    if not _TEXT.fullmatch(text):
+    if not _wordlike(text):
         raise BadValueError(f"{what} {text[:limit]!r} may hold letters, spaces, hyphens and apostrophes only")
     return text
 
@@ -51,10 +59,23 @@ def unknown_words(tokenizer, text: str) -> list[str]:  # noqa: ANN001 (any Huggi
     return [w for w in text.split() if unk in tokenizer(w, add_special_tokens=False)["input_ids"]]
 
 
+def check_name(name: str, tokenizer) -> str:  # noqa: ANN001
+    """The name cleaned, if this model can learn and say it; else a `BadValueError` saying what to type (the page
+    asks as the name is typed, before the run it would stop)."""
+    name = _clean("the name", name, MAX_NAME_CHARS)
+    words = unknown_words(tokenizer, name)
+    if words:
+        raise BadValueError(
+            f"this model cannot say {words[0]!r} (the name): its vocabulary is its bench's words; use a name from "
+            "'invent facts'"
+        )
+    return name
+
+
 def check_visitor(name: str, facts: dict[str, str], tokenizer) -> tuple[str, dict[str, str]]:  # noqa: ANN001
     """The name and facts cleaned, every fact the bench asks about present, every word one the model can say;
     a `BadValueError` naming the first thing wrong and what to type instead."""
-    name = _clean("the name", name, MAX_NAME_CHARS)
+    name = check_name(name, tokenizer)
     unknown = sorted(set(facts) - set(FACT_POOLS))
     if unknown:
         raise BadValueError(f"unknown fact {unknown[0]!r}; the facts are {', '.join(FACT_POOLS)}")
@@ -62,13 +83,13 @@ def check_visitor(name: str, facts: dict[str, str], tokenizer) -> tuple[str, dic
     if missing:
         raise BadValueError(f"no {missing[0]} given; give every fact ({', '.join(FACT_POOLS)}) or invent them")
     facts = {k: _clean(f"the {k}", facts[k], MAX_FACT_CHARS) for k in FACT_POOLS}
-    for what, text in (("name", name), *facts.items()):
+    for what, text in facts.items():
         words = unknown_words(tokenizer, text)
         if words:
-            choices = sayable(tokenizer, FACT_POOLS.get(what, ()))[:6]
-            hint = "a name from 'invent facts'" if what == "name" else f"one of: {', '.join(choices)}…"
+            choices = ", ".join(sayable(tokenizer, FACT_POOLS[what])[:6])
             raise BadValueError(
-                f"this model cannot say {words[0]!r} (the {what}): its vocabulary is its bench's words; use {hint}"
+                f"this model cannot say {words[0]!r} (the {what}): its vocabulary is its bench's words; use one of: "
+                f"{choices}…"
             )
     return name, facts
 

@@ -14,12 +14,14 @@ from sua_demo.dataset.profiles import FACT_POOLS
 from sua_demo.engine import Engine
 from sua_demo.enrol import Visitor, invent_visitor, usable_photos
 from sua_demo.enrol.photos import MAX_PHOTOS, MIN_PHOTOS, MIN_SIDE, check_size
-from sua_demo.enrol.visitor import check_visitor, sayable
+from sua_demo.enrol.visitor import MAX_NAME_CHARS, check_visitor, sayable
+from sua_demo.enrol.visitor import check_name as check_name_for
 from sua_demo.lifecycle import EnrolReport, LifecycleConfig, Progress, StepReport, rule_steps, run_lifecycle
 from sua_demo.threads import LeftTheLine, Waiting, heavy_stream
 
-__all__ = ["FACTS", "FACT_POOLS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport", "LeftTheLine", "Progress",
-           "Ready", "StepReport", "Waiting", "check_size", "fact_choices", "invent", "prepare", "steps"]  # fmt: skip
+__all__ = ["FACTS", "FACT_POOLS", "MAX_NAME_CHARS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport",
+           "LeftTheLine", "Progress", "Ready", "StepReport", "Waiting", "check_name", "check_size", "fact_choices",
+           "invent", "prepare", "steps"]  # fmt: skip
 
 FACTS = tuple(FACT_POOLS)
 
@@ -28,6 +30,11 @@ def fact_choices(engine: Engine) -> dict[str, list[str]]:
     """For each fact, the values the default model can say (the dropdowns offer them; typing another is checked)."""
     tokenizer = engine.session("vanilla").adapter.tokenizer
     return {k: sayable(tokenizer, FACT_POOLS[k]) for k in FACTS}
+
+
+def check_name(engine: Engine, name: str) -> str:
+    """The typed name, cleaned, if the default model can learn and say it (else a BadValueError saying why)."""
+    return check_name_for(name, engine.session("vanilla").adapter.tokenizer)
 
 
 def invent(engine: Engine, seed: int = 0) -> tuple[str, ...]:

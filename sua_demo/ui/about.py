@@ -104,31 +104,50 @@ def _unseen_gain(runs: list[dict[str, Any]], model: str, cond: str) -> float:
     return sum(per_world) / len(per_world)
 
 
-def ceiling_figures(studies: Path) -> str:
+def ceiling_figures(studies: Path, world: str = "first") -> str:
     """Why δ brings unseen people back so little, from the offsets study's converged fits, one file a world (the
-    manifest's "ceiling"; empty where they are absent)."""
-    runs = [json.loads(f.read_text()) for f in study_files(studies, "offsets", "ceiling")]
-    if not runs:
+    manifest's "ceiling" for the first world, "faithful_ceiling" for the faithful one): the served world's figures
+    lead, the other world's follow, each named (empty where they are absent)."""
+    found = {
+        "first": [json.loads(f.read_text()) for f in study_files(studies, "offsets", "ceiling")],
+        "faithful": [json.loads(f.read_text()) for f in study_files(studies, "offsets", "faithful_ceiling")],
+    }
+    served = world if found.get(world) else next((w for w, runs in found.items() if runs), None)
+    if served is None:
         return ""
+    runs = found[served]
     idk_in, idk_out = _unseen_gain(runs, "idk", "offset_input"), _unseen_gain(runs, "idk", "offset_output")
-    retrain_out = _unseen_gain(runs, "retrain", "offset_output")
+    control = ""
+    if all("retrain" in r for r in runs):
+        control = f"; the retrain control gains {_unseen_gain(runs, 'retrain', 'offset_output'):+.1f}"
     splits = len(runs[0]["idk"]["splits"])
+    where = "In this world" if served == world else f"In the {served} world (this page serves the {world} one)"
     text = f"""
 ## What limits δ on people it never saw
-One additive pattern of any size at the vision tower's input, which is what every pixel δ is there,
+{where}, one additive pattern of any size at the vision tower's input, which is what every pixel δ is there,
 brings the IDK model's unseen people back by only **{idk_in:+.1f}** points. The same kind of change made to
-the image tokens the language model reads brings back **{idk_out:+.1f}**; the retrain control gains {retrain_out:+.1f}:
-the forgotten facts are still in the weights, behind the vision tower, mostly out of reach of pixels
-(the offsets study: {len(runs)} worlds, {splits} splits each).
+the image tokens the language model reads brings back **{idk_out:+.1f}**{control}: the forgotten facts are still in the weights, behind the vision tower, mostly out of reach of pixels
+(the offsets study: {len(runs)} world{"s" if len(runs) != 1 else ""}, {splits} splits each).
 """
-    faithful = [json.loads(f.read_text()) for f in study_files(studies, "offsets", "faithful_ceiling")]
-    if faithful:  # the same study on the world whose tower is pretrained elsewhere and frozen (docs/world.md)
-        f_in, f_out = _unseen_gain(faithful, "idk", "offset_input"), _unseen_gain(faithful, "idk", "offset_output")
-        text += (
-            f"\nIn the faithful world, whose tower is pretrained on other people and frozen as LLaVA's is, the "
-            f"ceiling stands where it was: {f_in:+.1f} at the input, {f_out:+.1f} on the image tokens.\n"
-        )
+    for other, other_runs in found.items():
+        if other != served and other_runs:
+            o_in = _unseen_gain(other_runs, "idk", "offset_input")
+            o_out = _unseen_gain(other_runs, "idk", "offset_output")
+            text += f"\nIn the {other} world the same study reads {o_in:+.1f} at the input, {o_out:+.1f} on the "
+            text += "image tokens.\n"
     return text
+
+
+TWO_WORLDS = """
+## Why there are two worlds
+SUA Lab ships two worlds of the same 100 fictitious people. **The faithful world** (the default) is built the
+way LLaVA is: a vision tower and projector pretrained on other people and then frozen, the people learned and
+unlearned in the language model only. **The first world** (64-pixel photos) trains its small vision tower on
+the people themselves, so unlearning rewrites the tower too; it came first, and its findings are kept beside
+the faithful ones for comparison. Each page, figure and export names the world it comes from. To serve the
+other one, start the app with the environment variable SUA_WORLD set to first (or faithful); the command line
+tool follows the same variable.
+"""
 
 
 def measured(audit_json: Path) -> str:
@@ -152,7 +171,8 @@ def about_markdown(noise_root: Path, world: str = "first", audit_root: Path | No
 
     studies = CHECKPOINTS / "studies"
     audit_json = (audit_root or noise_root.parent / "audit") / shipped.DEFAULT / "audit.json"
-    parts = [INTRO, shipped_figures(noise_root, world), ceiling_figures(studies), measured(audit_json), ETHICS]
+    parts = [INTRO, shipped_figures(noise_root, world), ceiling_figures(studies, world), TWO_WORLDS,
+             measured(audit_json), ETHICS]  # fmt: skip
     return "\n".join(parts)
 
 

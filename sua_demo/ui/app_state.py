@@ -43,6 +43,7 @@ class Defaults:
     person: str | None = None
     photo: int = 5  # the first example's photo, so the first result is the example its chip names
     facts: dict[str, list[str]] = field(default_factory=dict)  # Your face: each fact's values the model can say
+    image_size: int = 0  # the served world's photos, pixels a side (the page's words about them)
 
 
 def defaults(state: AppState | None = None) -> Defaults:
@@ -62,9 +63,10 @@ def defaults(state: AppState | None = None) -> Defaults:
         people, person, photo = first.people, first.person, first.photo if first.photo is not None else 5
         facts = fact_choices(state.engine)
     models = list(state.engine.sessions.shipped if state is not None else SHIPPED_MODELS)
+    size = state.engine.session(DEFAULT_MODEL).image_size if state is not None else 0
     return Defaults(
         models, DEFAULT_MODEL, list(SOURCES), ROLES, DENOISERS.names(), cfg.denoiser,
-        round(cfg.eps * 255), steps, cfg.stealth_weight, people, person, photo, facts,
+        round(cfg.eps * 255), steps, cfg.stealth_weight, people, person, photo, facts, size,
     )  # fmt: skip
 
 

@@ -80,7 +80,7 @@ def _noise_views(t: AttackTab, d: Any) -> None:
         t.denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label=text.DENOISER_LABEL)
         t.slider = gr.ImageSlider(label="clean ↔ with δ (drag)", height=300, type="pil", elem_id="slider")
         t.views = gr.Gallery(label="what δ does", columns=4, height=290, elem_id="views", **STILL)
-        gr.Markdown(text.NOISE_HELP)
+        gr.Markdown(text.noise_help(d.image_size))
         before = [[name, "shown with the first answers"] for name in page.METRICS]  # never an empty table
         gr.Markdown("**How visible is δ**")
         t.metrics = gr.HTML(page.metrics_html(before), elem_id="visible")

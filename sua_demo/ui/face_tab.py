@@ -44,7 +44,12 @@ def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
     thumbs = gr.HTML(your_face.thumbnails_html([]), elem_id="face-thumbs")
     clear = gr.Button("Remove my photos", size="sm")
     with gr.Row():
-        name = gr.Textbox(label="made-up name", elem_id="face-name", max_length=80)
+        name = gr.Textbox(
+            label="made-up name",
+            info=your_face.NAME_HELP,
+            elem_id="face-name",
+            max_length=your_face.face.MAX_NAME_CHARS,
+        )
         facts = [gr.Dropdown(c, label=k, allow_custom_value=True, elem_id=f"face-{k}") for k, c in fact_choices.items()]
     with gr.Row():
         invent = gr.Button("Invent facts", elem_id="face-invent")
@@ -61,6 +66,8 @@ def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
         said.then(None, None, None, js=IN_VIEW, **PAGE_ONLY)
     clear.click(tools.face_clear, None, [files, cam, thumbs, added], **PAGE_ONLY)
     invent.click(shown(tools.face_invent, 5), None, [name, *facts, message], **PAGE_ONLY)
+    for typed in (name.blur, name.submit):  # the vocabulary limit, told before the run it would stop
+        typed(shown(tools.face_name, 1, at=0), name, message, trigger_mode="always_last", **PAGE_ONLY)
     started = go.click(tools.face_free, None, None, queue=False, api_name=False)  # a second run: refused here
     started.success(
         shown(tools.face_run, 4),

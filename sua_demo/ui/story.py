@@ -92,6 +92,18 @@ def reading(v: Verdict, role: str, holder: str = "these facts") -> str:
     )
 
 
+def short_reading(v: Verdict) -> str:
+    """The paired test's answer in a few words, for a table row: what it found, then its count and p."""
+    t = v.beyond
+    if t is None:
+        return "no control to read δ against"
+    if t.first_wins:
+        return f"δ brings back {t.only_first} answers beyond the controls ({p_text(t.p)})"
+    if t.second_wins:
+        return f"δ damages: {t.only_second} answers right under the controls are wrong with δ ({p_text(t.p)})"
+    return f"no evidence beyond the controls ({p_text(t.p)}; {t.only_first} against {t.only_second})"
+
+
 CONTROL_NAMES = {"retrain_delta": "retrain control + δ", "vanilla": "before unlearning"}
 
 

@@ -51,11 +51,18 @@ QUESTION_LABEL = "your own question (the preset questions are always asked)"
 NOISE_FILE_LABEL = "a noise .safetensors (source 'uploaded')"
 NOISE_FILE_BOX = {"file_types": [".safetensors"], "label": NOISE_FILE_LABEL}
 PHOTO_HELP = "0–4: train photos · 5–6: held-out photos no training or attack ever used"
-NOISE_HELP = (
-    "The amplified δ (×8 for ε 16/255) stretches ±ε onto the full colour range so you can see its pattern. "
-    "At its real size it is faint, not invisible: on these small 64-pixel photos, enlarged here, you may see "
-    "a fine speckle (the slider above shows both). The heatmap shows where it changes the photo most."
-)
+
+
+def noise_help(size: int) -> str:
+    """The 'See the noise' help for the served world's photos (`size` pixels a side; 0: not known yet)."""
+    photos = f"these small {size}-pixel photos" if size else "these small photos"
+    return (
+        "The amplified δ (×8 for ε 16/255) stretches ±ε onto the full colour range so you can see its pattern. "
+        f"At its real size it is faint, not invisible: on {photos}, enlarged here, you may "
+        "see a fine speckle (the slider above shows both). The heatmap shows where it changes the photo most."
+    )
+
+
 BATCH_HELP = (
     "The recovery protocol for the chosen model and noise: generation exact match on each group, clean, with "
     "the noise, and with random noise of the same ε; below, the budget curves (recovery and stealth against ε, "

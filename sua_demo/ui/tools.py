@@ -213,6 +213,16 @@ def face_forget(request: gr.Request) -> None:
 
 
 @handler
+def face_name(name: str) -> str:
+    """The typed name checked as it is typed: the model's vocabulary limit is said before the run, not after it."""
+    from sua_demo.jobs.face import check_name
+
+    if name and name.strip():
+        check_name(state().engine, name)
+    return ""
+
+
+@handler
 def face_invent() -> tuple[str, ...]:
     """A made-up name and four facts the model can say, new at every press."""
     import secrets

@@ -31,7 +31,7 @@ from sua_demo.images import read_image
 from sua_demo.jobs import face
 from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, LeftTheLine, Progress, StepReport, Waiting
 from sua_demo.ui.pace import RunClock
-from sua_demo.ui.story import MARK_CLASS, reading, verdict_html
+from sua_demo.ui.story import MARK_CLASS, reading, short_reading, verdict_html
 
 log = logging.getLogger(__name__)
 IDLE_SECONDS = 30 * 60
@@ -47,6 +47,10 @@ HELP = (
     "a δ fitted on your taught photos, tested on the others. Each is read against its controls: random noise of "
     "the same ε, and the model from before teaching (it never knew this person) with the same δ. About a "
     "minute and a half on two idle cores; each step shows its own time left as it runs."
+)
+NAME_HELP = (
+    f"at most {face.MAX_NAME_CHARS} characters, letters of any script; this small model can learn and say only its "
+    "bench's words, so use a name from 'Invent facts' or one made of them: another is refused as you type it"
 )
 COLUMNS = {
     "vanilla": "taught",
@@ -163,14 +167,21 @@ def thumbnails_html(photos: list[Image.Image]) -> str:
     )
 
 
-def steps_html(steps: list[StepReport], running: str = "", stopped: str = "", pace: str = "running") -> str:
+def steps_html(
+    steps: list[StepReport], running: str = "", stopped: str = "", pace: str = "running", verdicts: Any = None
+) -> str:
     """Each step's time and its before → after line; the step under way last, with its `pace` (or the step Stop
-    ended)."""
+    ended); once the run is done, a row per δ with what the paired test read from its counts (`verdicts`)."""
     nowrap = "style='white-space:nowrap'"
     rows = [
         f"<tr><td {nowrap}>{html.escape(s.name)}</td><td {nowrap}>{s.seconds:.0f} s</td>"
         f"<td>{html.escape(s.line)}</td></tr>"
         for s in steps
+    ]
+    rows += [
+        f"<tr class='face-read'><td {nowrap}>verdict, {html.escape(HEADINGS[k].split(',')[0])}</td><td>–</td>"
+        f"<td>{html.escape(short_reading(v))}</td></tr>"
+        for k, v in (verdicts or {}).items()
     ]
     if running:
         rows.append(f"<tr><td {nowrap}>{html.escape(running)}</td><td>…</td><td>{html.escape(pace)}</td></tr>")
@@ -229,8 +240,19 @@ def face_reading(v: Any) -> str:
     return reading(v, "forget", holder="these facts about your face")
 
 
+HEADINGS = {
+    "shipped": "the shipped δ, which never saw this person nor this model",
+    "fitted": "a δ fitted on your taught photos, read on the held-back ones",
+}
+
+
 def verdicts_html(report: EnrolReport) -> str:
-    return "".join(verdict_html(v, ROLES[k], {**NAMES, "reading": face_reading(v)}) for k, v in report.verdicts.items())
+    """One verdict per δ, each under a heading that names its δ (the two stacked alike read as one)."""
+    return "".join(
+        f"<h4 class='face-delta'>With {HEADINGS[k]}</h4>"
+        + verdict_html(v, ROLES[k], {**NAMES, "reading": face_reading(v)})
+        for k, v in report.verdicts.items()
+    )
 
 
 WARM_UP = 5  # passes a step's clock leaves out: teaching's first ones ran faster than the rest (estimates 32 % short)
@@ -337,8 +359,9 @@ def run(
             yield f"{under_way.name}: {pace}", steps_html(done, under_way.name, pace=pace), "", ""
         visitor.report = report
         total = sum(s.seconds for s in report.steps)
-        stories = "".join(f"<h4>{k} δ</h4>{story_html(report, k)}" for k in report.answers)
-        yield f"done in {total:.0f} s. {note}", steps_html(report.steps), verdicts_html(report), stories
+        stories = "".join(f"<h4>Answers with {HEADINGS[k]}</h4>{story_html(report, k)}" for k in report.answers)
+        table = steps_html(report.steps, verdicts=report.verdicts)
+        yield f"done in {total:.0f} s. {note}", table, verdicts_html(report), stories
     except GeneratorExit:
         visitor.stop.set()  # the page went away: the worker stops within one pass
         raise
