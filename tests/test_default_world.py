@@ -21,17 +21,36 @@ def _sua(*args: str, world: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.slow  # loads two shipped models in a fresh process
-def test_sua_demo_runs_on_the_faithful_world_by_default_and_on_the_first_by_name():
+@pytest.mark.slow  # loads the shipped models in a fresh process
+def test_sua_demo_tells_the_story_on_the_faithful_world_by_default_and_on_the_first_by_name():
+    """Issue 57: the default shows what the tool is for, the model's first guided example, every condition named:
+    δ brings an answer back that the unlearned model withholds clean and random noise does not."""
+    import json
+    import re
+
     from sua_demo.config import shipped_world
     from sua_demo.dataset import build_bench
 
     for name, world in (("faithful", None), ("first", "first")):
-        bench = build_bench(shipped_world(name).bench)
-        person = bench.person(bench.forget_ids[0])
+        served = shipped_world(name)
+        bench = build_bench(served.bench)
+        first = json.loads((served.noise / "idk" / "examples.json").read_text())["examples"][0]
+        person = bench.person(int(first["person"]))
         done = _sua("demo", world=world)
         assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.startswith(f"person {person.id}: {person.name} "), (name, done.stdout[:200])
+        head = f"person {person.id}: {person.name} ("
+        assert (
+            done.stdout.startswith(head)
+            and f"photo {first['photo']}; model idk; noise: the shipped δ" in done.stdout
+            and f"the {name} world (bench seed" in done.stdout
+        ), done.stdout[:300]
+        rows = re.findall(r"unlearned, clean: (.*)\n\s+unlearned \+ δ: (.*)\n\s+\+ random noise: (.*)\n", done.stdout)
+        assert len(rows) == 5 and any(d.endswith("✓") and not c.endswith("✓") and not r.endswith("✓")
+                                      for c, d, r in rows), done.stdout  # fmt: skip
+    refused = _sua("demo", "--model", "rmu_lora")  # shipped by the first world only: not offered here
+    assert (
+        refused.returncode == 2 and "invalid choice: 'rmu_lora'" in refused.stderr and "Traceback" not in refused.stderr
+    )
 
 
 def _defaults(command: str) -> dict:

@@ -13,28 +13,42 @@ from sua_demo.cli import common
 from sua_demo.cli.flags import positive_int, seed_number
 from sua_demo.errors import BadValueError
 
+DEMO_COLUMNS = {"vanilla": "before unlearning", "clean": "unlearned, clean", "delta": "unlearned + δ",
+                "random": "+ random noise", "retrain_delta": "retrain + δ"}  # fmt: skip
+
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    """Answer every image question about one forget person with the vanilla and the unlearned model."""
-    from sua_demo.data import ImageBank, image_examples
-    from sua_demo.dataset import build_bench
-    from sua_demo.eval.evaluate import answer
-    from sua_demo.models import load_adapter
+    """The story of one person's photo, as the app's table tells it: the model before unlearning, the unlearned
+    model clean, with the shipped δ, with random noise of the same ε, and the retrain control with δ. By default
+    the model's first guided example (the person and photo where δ brings back most beyond its controls, as the
+    app opens on), so the first run shows what the tool is for."""
+    from sua_demo.analysis.answers import fold, mark
+    from sua_demo.engine import Engine
 
-    world = common.world()
-    bench = build_bench(world.bench)
-    pid = bench.forget_ids[0] if args.person is None else args.person
-    person = bench.person(pid)
-    examples = image_examples(bench, [pid], "heldout", ("gen",), photos_per_person=1)
-    rows = {}
-    for name in ("vanilla", args.model):
-        adapter = load_adapter(world.models / name)
-        rows[name] = answer(adapter, ImageBank(bench, adapter), examples)
-    print(f"person {pid}: {person.name} ({bench.split_of(pid)} set), held-out photo")
-    for i, ex in enumerate(examples):
-        print(f"  Q: {ex.item.question}\n     truth: {ex.item.answer}")
-        for name, answers in rows.items():
-            print(f"     {name:>10}: {answers[i]}")
+    eng = Engine(common.world())
+    sess = eng.session(args.model)
+    if sess.shipped_noise is None:
+        raise BadValueError(f"{args.model} ships no noise in this world; choose one of {', '.join(demo_models())}")
+    first = next(iter(eng.examples(sess)), None)
+    pid = args.person or (int(first["person"]) if first else eng.bench.forget_ids[0])
+    photo = args.photo if args.photo is not None else int(first["photo"]) if first and not args.person else 5
+    x = eng.prepare(sess, eng.photo(pid, photo))
+    story = eng.story(sess, x, eng.questions(pid), sess.shipped_noise, "gaussian", *eng.controls(sess))
+    person = eng.person(pid)
+    print(f"person {pid}: {person.name} ({eng.role(pid, sess.shipped_noise)}), photo {photo}; model {args.model}; "
+          f"noise: {sess.noise_note} (ε {sess.shipped_noise.eps * 255:.0f}/255); {eng.world.title}")  # fmt: skip
+    for row in story.rows:
+        print(f"  Q: {row.question}\n     truth: {row.truth}")
+        for column, title in DEMO_COLUMNS.items():
+            if column in row.answers:
+                said = row.answers[column]
+                print(f"     {title:>17}: {fold(said) or '(empty)'} {mark(said, row.truth)}".rstrip())
+
+
+def demo_models() -> list[str]:
+    """The shipped unlearned models this world has (the first world ships RMU and SimNPO, the faithful one not)."""
+    models = common.world().models
+    return [m for m in shipped.UNLEARNED if (models / m).is_dir()]
 
 
 def _visitor_facts(args: argparse.Namespace, bench, tokenizer) -> tuple[str, dict[str, str]]:  # type: ignore[no-untyped-def]
@@ -124,7 +138,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--out", required=True, help="folder for the taught adapter, the unlearned weights and the report")
     p.set_defaults(func=cmd_enrol)
 
-    p = sub.add_parser("demo", help="ask the vanilla and an unlearned model about a forget-set person")
-    p.add_argument("--model", default=shipped.DEFAULT, choices=shipped.MODELS, help="a shipped model")
-    p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first forget person")
+    p = sub.add_parser("demo", help="one person's answers before and after unlearning, clean and with δ")
+    p.add_argument("--model", default=shipped.DEFAULT, choices=demo_models(), help="a shipped unlearned model")
+    p.add_argument("--person", type=positive_int, default=None, help="bench person id; default the first example")
+    p.add_argument("--photo", type=int, choices=range(7), default=None, help="0-4 train, 5-6 held out")
     p.set_defaults(func=cmd_demo)

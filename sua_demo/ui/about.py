@@ -126,7 +126,8 @@ def ceiling_figures(studies: Path, world: str = "first") -> str:
 ## What limits δ on people it never saw
 {where}, one additive pattern of any size at the vision tower's input, which is what every pixel δ is there,
 brings the IDK model's unseen people back by only **{idk_in:+.1f}** points. The same kind of change made to
-the image tokens the language model reads brings back **{idk_out:+.1f}**{control}: the forgotten facts are still in the weights, behind the vision tower, mostly out of reach of pixels
+the image tokens the language model reads brings back **{idk_out:+.1f}**{control}: the forgotten facts are still
+in the weights, behind the vision tower, mostly out of reach of pixels
 (the offsets study: {len(runs)} world{"s" if len(runs) != 1 else ""}, {splits} splits each).
 """
     for other, other_runs in found.items():
