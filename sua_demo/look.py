@@ -23,7 +23,7 @@ from sua_demo.errors import SuaError, UnknownNameError
 from sua_demo.images import read_image
 from sua_demo.request import Request
 from sua_demo.sessions import LoadedModel
-from sua_demo.shipped import label, public_name
+from sua_demo.shipped import public_name, short_label
 
 SOURCES = ("shipped", "uploaded", "optimised")
 STAGES = ("story", "verdict", "map")
@@ -103,7 +103,7 @@ def describe_noise(sess: LoadedModel, source: str, noise: Noise) -> str:
     here = public_name(sess.name)
     parts = []
     if fitted:
-        parts.append(f"fitted on {label(fitted)}" + ("" if fitted == here else f", not on {label(here)}"))
+        parts.append(f"fitted on {short_label(fitted)}" + ("" if fitted == here else f", not on {short_label(here)}"))
     if m.get("step"):
         planned = m.get("planned_steps")
         steps = f"{m['step']} of {planned} steps" if planned and planned != m["step"] else f"{m['step']} steps"

@@ -136,7 +136,7 @@ class LoadedModels:
             return LoadedModel(name, adapter, bank, None, note, shipped=ours)
         own = folder.name == name
         noise = load_noise(folder / "delta_split0.safetensors", adapter.image_size)
-        owner = shipped.label(folder.name).split(" (")[0]  # 'IDK', not 'IDK (taught to refuse)'
+        owner = shipped.short_label(folder.name)
         note = f"the shipped δ, fitted on {owner}" if own else f"{owner}'s shipped δ (the same-δ control)"
         plain_file = folder / "delta_plain_split0.safetensors"
         plain = load_noise(plain_file, adapter.image_size) if plain_file.is_file() else None

@@ -35,6 +35,11 @@ def label(name: str) -> str:
     return LABELS.get(name, name)
 
 
+def short_label(name: str) -> str:
+    """A model's readable name without its gloss ('IDK', not 'IDK (taught to refuse)'), for use inside a sentence."""
+    return label(name).split(" (")[0]
+
+
 def public_name(model: str) -> str:
     """A model's name as it may leave the server: a shipped name or Hub id as is, a folder by its last part."""
     return Path(model).name if model not in MODELS and Path(model).is_absolute() else model

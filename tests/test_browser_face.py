@@ -66,6 +66,7 @@ def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_
         page.locator("#face-files input[type=file]").set_input_files([str(p) for p in paths])
         expect(page.locator("#face-thumbs img")).to_have_count(4, timeout=60_000)
         links = page.eval_on_selector_all("#face-files a[href]", "els => els.map(e => e.href)")
+        assert "at most 40 characters" in page.locator("#face-name").inner_text()  # the limit, before the run
         page.locator("#face-invent").click()
         expect(page.locator("#face-name input, #face-name textarea")).not_to_have_value("", timeout=30_000)
         shot(page, "face_ready.png")
@@ -75,7 +76,12 @@ def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_
         assert "of 80" in page.locator("#face-steps").inner_text()  # teaching's passes
         expect(page.locator("#face-verdict .headline").first).to_contain_text("δ brings back", timeout=600_000)
         expect(page.locator("#face-verdict .headline")).to_have_count(2)  # the shipped δ and the fitted δ
+        headings = page.locator("#face-verdict h4.face-delta").all_inner_texts()  # each verdict says which δ
+        assert len(headings) == 2 and "the shipped δ" in headings[0] and "fitted on your taught" in headings[1]
         steps = page.locator("#face-steps").inner_text()
+        for k in ("the shipped δ", "a δ fitted on your taught photos"):  # the test's reading beside the counts
+            line = next(row for row in steps.splitlines() if f"verdict, {k}" in row)
+            assert any(w in line for w in ("brings back", "no evidence", "damages")) and "(p " in line, line
         for name in ("teach", "unlearn (idk)", "fit δ", "attack and controls"):
             assert name in steps, steps
         assert " s" in steps  # each step's time
