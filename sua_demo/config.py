@@ -200,6 +200,12 @@ class UnlearnConfig:
     precision: str = "auto"  # as TrainConfig.precision
     seed: int = 0
     train_parts: str = "all"  # as TrainConfig.train_parts; LoRA targets the language model either way
+    # robust methods (docs/robust.md): the adversary's universal δ, its budget and step in pixel units, how often it
+    # is drawn afresh, and the weight of the forget loss on the photos + δ
+    robust_eps: float = 16 / 255
+    robust_alpha: float = 2 / 255
+    robust_restart_every: int = 50
+    robust_weight: float = 1.0
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:

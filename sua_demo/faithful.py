@@ -101,6 +101,14 @@ SHIPPED_RULES: dict[str, dict[str, Any]] = {
     "idk": {"watch": "validation", "forget_target": 0.10, "refusal_target": 0.90, "retain_floor": 0.93,
             "augment": True, "augment_light": 0.7},
 }  # fmt: skip
+# Robust unlearning (docs/robust.md): each plain demo recipe and its rule exactly, with a universal δ trained against
+# it; built only when named (`sua build-faithful --only idk_robust grad_diff_robust`)
+ROBUST: tuple[Recipe, ...] = tuple(
+    Recipe(f"{r.name}_robust", replace(r.unlearn, method=f"{r.name}_robust"))
+    for r in RECIPES
+    if r.name in DEMO_MODELS and r.unlearn is not None
+)
+SHIPPED_RULES |= {f"{name}_robust": rule for name, rule in list(SHIPPED_RULES.items())}
 # `sua build-faithful --validation`: the shipped rules' models from a world's own vanilla, and the LoRA methods
 # under GradDiff's rule (fixed 2026-12-05 before any was built this way; analysis.gates.LORA_GATES): each keeps its
 # shipped rate and step budget and, the rule never met, the on-target check with the most retain (GA, KL and NPO
@@ -127,13 +135,15 @@ def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = T
     bench_cfg = faithful_bench(seed)
     vanilla = world_dir(seed) / "vanilla"
     out, rules = (validation_dir(seed), VALIDATION_RULES) if validation else (world_dir(seed), SHIPPED_RULES)
-    unknown = sorted(set(only or []) - {r.name for r in RECIPES})
+    every = (*RECIPES, *ROBUST)
+    unknown = sorted(set(only or []) - {r.name for r in every})
     if unknown:
-        raise UnknownNameError(f"unknown model(s) {unknown}; choose from {[r.name for r in RECIPES]}")
+        raise UnknownNameError(f"unknown model(s) {unknown}; choose from {[r.name for r in every]}")
     if validation and not (vanilla / "config.json").is_file():
         raise MissingFileError(f"no vanilla model in {shown_path(world_dir(seed))}: build the world first")
     general = None if validation else build_general(progress=progress)
-    for recipe in (r for r in RECIPES if (not only or r.name in only) and (not validation or r.name in rules)):
+    asked = [r for r in every if r.name in only] if only else list(RECIPES)  # the robust ones when named
+    for recipe in (r for r in asked if not validation or r.name in rules):
         build_model(recipe, general, vanilla, bench_cfg, out / recipe.name, rules.get(recipe.name, {}), progress)
     write_gates(out)
     return out

@@ -358,16 +358,25 @@ def run(
             pace = under_way.pace()
             yield f"{under_way.name}: {pace}", steps_html(done, under_way.name, pace=pace), "", ""
         visitor.report = report
-        total = sum(s.seconds for s in report.steps)
-        stories = "".join(f"<h4>Answers with {HEADINGS[k]}</h4>{story_html(report, k)}" for k in report.answers)
-        table = steps_html(report.steps, verdicts=report.verdicts)
-        yield f"done in {total:.0f} s. {note}", table, verdicts_html(report), stories
+        yield finished_view(report, note)
     except GeneratorExit:
         visitor.stop.set()  # the page went away: the worker stops within one pass
         raise
     finally:
         visitor.in_line = False
         visitor.busy.release()
+
+
+def finished_view(report: EnrolReport, note: str) -> tuple[str, str, str, str]:
+    """A finished run as the page shows it: status, the steps with the test's reading per δ, verdicts, stories."""
+    total = sum(s.seconds for s in report.steps)
+    stories = "".join(f"<h4>Answers with {HEADINGS[k]}</h4>{story_html(report, k)}" for k in report.answers)
+    return (
+        f"done in {total:.0f} s. {note}",
+        steps_html(report.steps, verdicts=report.verdicts),
+        verdicts_html(report),
+        stories,
+    )
 
 
 STOPPED = "Stopped: nothing of this run was kept. Your photos are still here; press the button to run again."

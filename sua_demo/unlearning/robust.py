@@ -1,0 +1,48 @@
+"""Robust unlearning (docs/robust.md): a method's own loss on the clean batch, plus its forget loss on the same batch
+with the adversary's universal δ, moved one step a batch against the weights as they unlearn."""
+
+from __future__ import annotations
+
+import torch
+
+from sua_demo.config import UnlearnConfig
+from sua_demo.data import Example, ImageBank
+from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.unlearning.adversary import UniversalAdversary
+from sua_demo.unlearning.base import METHODS
+from sua_demo.unlearning.grad_diff import GradDiff
+from sua_demo.unlearning.idk import IdkNLL
+
+
+class AgainstUniversalNoise:
+    """Mixed in before a method with `forget_loss`: the adversary steps on the forget batch, then the method's loss
+    on the clean batch and its forget loss on the batch + δ are summed."""
+
+    cfg: UnlearnConfig
+
+    def compute_loss(
+        self, adapter: VisionLanguageAdapter, bank: ImageBank, forget: list[Example], retain: list[Example]
+    ) -> torch.Tensor:
+        adversary = self.adversary()
+        adversary.step(adapter, bank, forget)
+        loss = super().compute_loss(adapter, bank, forget, retain)  # type: ignore[misc]
+        noisy = adversary.reads(bank)
+        if noisy is not None and bank.get(forget) is not None:
+            loss = loss + self.cfg.robust_weight * self.forget_loss(adapter, noisy, forget)  # type: ignore[attr-defined]
+        return loss
+
+    def adversary(self) -> UniversalAdversary:
+        if getattr(self, "_adversary", None) is None:
+            c = self.cfg
+            self._adversary = UniversalAdversary(c.robust_eps, c.robust_alpha, c.robust_restart_every, c.seed)
+        return self._adversary
+
+
+@METHODS.register("idk_robust")
+class IdkRobust(AgainstUniversalNoise, IdkNLL):
+    """IDK, trained against a universal δ: refuse on the photos with δ too."""
+
+
+@METHODS.register("grad_diff_robust")
+class GradDiffRobust(AgainstUniversalNoise, GradDiff):
+    """GradDiff, trained against a universal δ: ascend on the photos with δ too."""

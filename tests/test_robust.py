@@ -1,0 +1,58 @@
+"""Robust unlearning (issue 58, docs/robust.md): the adversary moves a universal δ the way SUA does, within ε, and
+the robust methods add the forget loss on the photos + δ to their plain loss."""
+
+import torch
+
+from sua_demo.config import UnlearnConfig
+from sua_demo.data import ImageBank, image_examples, text_examples
+from sua_demo.unlearning import METHODS
+from sua_demo.unlearning.adversary import Perturbed, UniversalAdversary
+from sua_demo.unlearning.losses import nll
+
+
+def _forget(micro_adapter, micro_bench):
+    bench, _ = micro_bench
+    return ImageBank(bench, micro_adapter), image_examples(bench, bench.forget_ids, "train", ("gen",))
+
+
+def test_the_adversary_moves_delta_the_way_sua_does_and_stays_within_eps(micro_adapter, micro_bench):
+    bank, forget = _forget(micro_adapter, micro_bench)
+    adversary = UniversalAdversary(eps=16 / 255, alpha=2 / 255, restart_every=0, seed=0)
+    adversary.step(micro_adapter, bank, forget)
+    start = adversary.delta.clone()
+    with torch.no_grad():
+        before = float(nll(micro_adapter, Perturbed(bank, start), forget))
+    for _ in range(8):
+        adversary.step(micro_adapter, bank, forget)
+    with torch.no_grad():
+        after = float(nll(micro_adapter, Perturbed(bank, adversary.delta), forget))
+    assert adversary.delta.abs().max() <= 16 / 255 + 1e-6 and not torch.equal(adversary.delta, start)
+    assert after < before, (before, after)  # the true answers are likelier with δ: the attacker's direction
+    assert all(p.grad is None for p in micro_adapter.model.parameters())  # the weights' gradients left alone
+
+
+def test_delta_is_drawn_afresh_on_its_schedule_and_a_text_batch_leaves_it(micro_adapter, micro_bench):
+    bank, forget = _forget(micro_adapter, micro_bench)
+    adversary = UniversalAdversary(eps=8 / 255, alpha=1 / 255, restart_every=2, seed=3)
+    seen = []
+    for _ in range(3):
+        adversary.step(micro_adapter, bank, forget)
+        seen.append(adversary.delta.clone())
+    assert (seen[1] - seen[0]).abs().max() <= 1 / 255 + 1e-6 < (seen[2] - seen[1]).abs().max()  # step, then anew
+    bench, _ = micro_bench
+    adversary.step(micro_adapter, bank, text_examples(bench, bench.forget_ids, ("gen",)))  # no photo to perturb
+    assert torch.equal(adversary.delta, seen[2])
+
+
+def test_a_robust_method_adds_its_forget_loss_on_the_photos_with_delta(micro_adapter, micro_bench):
+    bank, forget = _forget(micro_adapter, micro_bench)
+    bench, _ = micro_bench
+    retain = image_examples(bench, bench.retain_ids, "train", ("gen",))[: len(forget)]
+    for name, plain in (("idk_robust", "idk"), ("grad_diff_robust", "grad_diff")):
+        cfg = UnlearnConfig(method=name)
+        robust = METHODS.get(name)(cfg)
+        loss = robust.compute_loss(micro_adapter, bank, forget, retain)
+        base = METHODS.get(plain)(UnlearnConfig(method=plain)).compute_loss(micro_adapter, bank, forget, retain)
+        noisy = robust.forget_loss(micro_adapter, robust.adversary().reads(bank), forget)
+        assert torch.allclose(loss, base + noisy, atol=1e-5), (name, float(loss), float(base), float(noisy))
+        assert not torch.allclose(loss, base)
