@@ -108,7 +108,7 @@ ROBUST: tuple[Recipe, ...] = tuple(
     for r in RECIPES
     if r.name in DEMO_MODELS and r.unlearn is not None
 )
-SHIPPED_RULES |= {f"{name}_robust": rule for name, rule in list(SHIPPED_RULES.items())}
+ROBUST_RULES = {f"{name}_robust": rule for name, rule in SHIPPED_RULES.items()}
 # `sua build-faithful --validation`: the shipped rules' models from a world's own vanilla, and the LoRA methods
 # under GradDiff's rule (fixed 2026-12-05 before any was built this way; analysis.gates.LORA_GATES): each keeps its
 # shipped rate and step budget and, the rule never met, the on-target check with the most retain (GA, KL and NPO
@@ -134,7 +134,9 @@ def build_world(seed: int = 0, only: list[str] | None = None, progress: bool = T
     own vanilla (built first by a plain call), into validation_dir."""
     bench_cfg = faithful_bench(seed)
     vanilla = world_dir(seed) / "vanilla"
-    out, rules = (validation_dir(seed), VALIDATION_RULES) if validation else (world_dir(seed), SHIPPED_RULES)
+    out, rules = (
+        (validation_dir(seed), VALIDATION_RULES) if validation else (world_dir(seed), SHIPPED_RULES | ROBUST_RULES)
+    )
     every = (*RECIPES, *ROBUST)
     unknown = sorted(set(only or []) - {r.name for r in every})
     if unknown:
