@@ -146,7 +146,7 @@ def test_an_uploaded_noise_file_is_what_the_answers_then_use(browser, app_url):
             str(CHECKPOINTS / "noise" / "idk" / "delta_plain_split0.safetensors")
         )
         expect(page.locator("#source input[value=uploaded]")).to_be_checked(timeout=30_000)
-        expect(page.locator("#note")).to_contain_text("uploaded noise", timeout=90_000)
+        expect(page.locator("#note")).to_contain_text("uploaded δ (", timeout=90_000)
     finally:
         page.close()
 
@@ -169,7 +169,7 @@ def test_an_optimised_noise_is_what_the_answers_then_use(browser, app_url):
         expect(page.locator("#opt-status")).to_contain_text("for 5 steps", timeout=30_000)
         page.get_by_role("button", name="Optimise", exact=True).click()
         expect(page.locator("#opt-status")).to_contain_text("done", timeout=120_000)
-        expect(page.locator("#note")).to_contain_text("optimised noise (ε 16/255, 5 steps)", timeout=90_000)
+        expect(page.locator("#note")).to_contain_text("optimised δ (fitted on IDK, 5 steps, ε 16/255", timeout=90_000)
         shot(page, "optimised_then_answers.png")
     finally:
         page.close()

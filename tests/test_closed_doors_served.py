@@ -347,8 +347,8 @@ def test_an_mcp_client_can_give_a_noise_as_base64_or_as_a_served_url(app_url):
 
     pytest.importorskip("mcp")
     by_base64, by_url, elsewhere = asyncio.run(_noise_over_mcp(app_url))
-    assert not by_base64.startswith("error") and "unlearned + δ" in by_base64 and "uploaded noise" in by_base64
-    assert not by_url.startswith("error") and "unlearned + δ" in by_url and "uploaded noise" in by_url
+    assert not by_base64.startswith("error") and "unlearned + δ" in by_base64 and "uploaded δ" in by_base64
+    assert not by_url.startswith("error") and "unlearned + δ" in by_url and "uploaded δ" in by_url
     assert elsewhere.startswith("error") and "/tmp/" not in elsewhere  # no fetch from other hosts, in one sentence
     still_up(app_url)
 
