@@ -140,7 +140,7 @@ def test_an_uploaded_noise_file_is_what_the_answers_then_use(browser, app_url):
 
     page = open_page(browser, app_url, 1400, 1000)
     try:
-        expect(page.locator("#note")).to_contain_text("noise shipped", timeout=90_000)
+        expect(page.locator("#note")).to_contain_text("the shipped δ", timeout=90_000)
         page.get_by_text("Your own photo, question, noise file or model").click()
         page.locator("#noise-file input[type=file]").set_input_files(
             str(CHECKPOINTS / "noise" / "idk" / "delta_plain_split0.safetensors")
@@ -156,7 +156,7 @@ def test_an_optimised_noise_is_what_the_answers_then_use(browser, app_url):
 
     page = open_page(browser, app_url, 1400, 1000)
     try:
-        expect(page.locator("#note")).to_contain_text("noise shipped", timeout=90_000)
+        expect(page.locator("#note")).to_contain_text("the shipped δ", timeout=90_000)
         page.get_by_text("Optimise a noise now").click()
         slider = page.locator("#opt-steps input[type=range]")
         slider.focus()

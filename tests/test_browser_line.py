@@ -59,7 +59,7 @@ def test_a_waiting_tab_sees_its_place_and_wait_and_its_stop_leaves_the_line(brow
         expect(second.locator("#face-thumbs img")).to_have_count(4, timeout=60_000)
         second.locator("#face-invent").click()
         expect(second.locator("#face-name input, #face-name textarea")).not_to_have_value("", timeout=30_000)
-        expect(first.locator("#note")).to_contain_text("noise shipped", timeout=90_000)
+        expect(first.locator("#note")).to_contain_text("the shipped δ", timeout=90_000)
 
         _long_optimise(first)
         second.locator("#face-run").click()
