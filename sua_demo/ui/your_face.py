@@ -179,7 +179,7 @@ def steps_html(
         for s in steps
     ]
     rows += [
-        f"<tr class='face-read'><td {nowrap}>verdict, {html.escape(HEADINGS[k].split(',')[0])}</td><td>–</td>"
+        f"<tr class='face-read'><td {nowrap}>verdict, {html.escape(DELTAS[k])}</td><td>–</td>"
         f"<td>{html.escape(short_reading(v))}</td></tr>"
         for k, v in (verdicts or {}).items()
     ]
@@ -240,9 +240,10 @@ def face_reading(v: Any) -> str:
     return reading(v, "forget", holder="these facts about your face")
 
 
+DELTAS = {"shipped": "the shipped δ", "fitted": "a δ fitted on your taught photos"}  # each δ, in a table row
 HEADINGS = {
-    "shipped": "the shipped δ, which never saw this person nor this model",
-    "fitted": "a δ fitted on your taught photos, read on the held-back ones",
+    "shipped": f"{DELTAS['shipped']}, which never saw this person nor this model",
+    "fitted": f"{DELTAS['fitted']}, read on the held-back ones",
 }
 
 

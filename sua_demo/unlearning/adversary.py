@@ -36,12 +36,13 @@ class UniversalAdversary:
         noise = torch.rand(like.shape[-3:], generator=self.generator, dtype=torch.float32)
         return (2 * noise - 1) * self.eps
 
-    def step(self, adapter: VisionLanguageAdapter, bank: ImageBank, forget: list[Example]) -> None:
+    def step(self, adapter: VisionLanguageAdapter, bank: ImageBank, forget: list[Example]) -> bool:
         """One signed step of δ that makes the true answers likelier on this forget batch (the attacker's move);
-        the weights' gradients are left untouched."""
-        x = bank.get(forget)  # the sampler's batches are of one kind: a text-only batch has no photo to perturb
+        the weights' gradients are left untouched. False for a batch with no photo (the sampler's batches are of
+        one kind: a text-only batch has nothing to perturb)."""
+        x = bank.get(forget)
         if x is None:
-            return
+            return False
         if self.delta is None or (self.restart_every and self.steps % self.restart_every == 0):
             self.delta = self._fresh(x)
         self.steps += 1
@@ -50,6 +51,7 @@ class UniversalAdversary:
         (grad,) = torch.autograd.grad(loss, delta)
         with torch.no_grad():
             self.delta = (delta - self.alpha * grad.sign()).clamp(-self.eps, self.eps).detach()
+        return True
 
     def reads(self, bank: ImageBank) -> Perturbed | None:
         """The bank with the current δ added (None before its first step)."""

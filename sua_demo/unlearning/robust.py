@@ -24,10 +24,10 @@ class AgainstUniversalNoise:
         self, adapter: VisionLanguageAdapter, bank: ImageBank, forget: list[Example], retain: list[Example]
     ) -> torch.Tensor:
         adversary = self.adversary()
-        adversary.step(adapter, bank, forget)
+        perturbed = adversary.step(adapter, bank, forget)  # a text-only batch: the plain loss alone
         loss = super().compute_loss(adapter, bank, forget, retain)  # type: ignore[misc]
         noisy = adversary.reads(bank)
-        if noisy is not None and bank.get(forget) is not None:
+        if perturbed and noisy is not None:
             loss = loss + self.cfg.robust_weight * self.forget_loss(adapter, noisy, forget)  # type: ignore[attr-defined]
         return loss
 
