@@ -105,8 +105,10 @@ def test_the_photo_upload_event_deletes_uploads_only_and_never_a_server_file(app
     from pathlib import Path
 
     client = Client(app_url, verbose=False, download_files=False)
-    made = client.predict("idk", 16, 5, "gaussian", 0, "", api_name="/optimise")  # a noise file, served to anyone
-    preview = made[2]["path"]
+    from sua_demo.ui.handouts import HANDOUTS
+
+    made = client.predict("idk", 16, 5, "gaussian", 0, "", api_name="/optimise")  # a noise file the server made
+    preview = str(HANDOUTS.find(made[2]))  # (where it keeps it: a caller is told a link, not this path)
     assert get(app_url + f"gradio_api/file={preview}")[0] == 200
     said = page_event(app_url, "face-files", "upload", [[file_data(preview)]], "hostile-1")
     assert Path(preview).is_file() and get(app_url + f"gradio_api/file={preview}")[0] == 200, said
@@ -333,7 +335,7 @@ async def _noise_over_mcp(url: str) -> tuple[str, str, str]:
         await s.initialize()
         by_base64 = await s.call_tool("answer", {**ask, "noise_file": as_base64})
         made = _text(await s.call_tool("optimise", {**OPTIMISE, "steps": 5}))
-        served = re.findall(r"https?://[^'\"\s]+_last_[0-9a-f]+\.safetensors", made)
+        served = re.findall(r"https?://[^'\"\s]+/gradio_api/noise/[\w-]+/[^/'\"\s]+_last_[0-9a-f]+\.safetensors", made)
         assert served, made[-3000:]
         served = served[0]
         by_url = await s.call_tool("answer", {**ask, "noise_file": served})
@@ -350,6 +352,26 @@ def test_an_mcp_client_can_give_a_noise_as_base64_or_as_a_served_url(app_url):
     assert not by_base64.startswith("error") and "unlearned + δ" in by_base64 and "uploaded δ" in by_base64
     assert not by_url.startswith("error") and "unlearned + δ" in by_url and "uploaded δ" in by_url
     assert elsewhere.startswith("error") and "/tmp/" not in elsewhere  # no fetch from other hosts, in one sentence
+    still_up(app_url)
+
+
+def test_optimise_hands_its_noise_out_by_a_link_that_names_no_server_folder(app_url, tmp_path):
+    """The δ's link is a token of the app's own: it downloads the δ, names no folder, and an unknown token is a
+    404 in our words."""
+    import re
+
+    from sua_demo.attacks.noise import load_noise
+
+    asked = {**OPTIMISE, "steps": 5}
+    status, data, link = Client(app_url, verbose=False).predict(*asked.values(), "", api_name="/optimise")
+    named = r"gradio_api/noise/[\w-]{24}/sua_idk_eps16_last_[0-9a-f]+\.safetensors"
+    assert re.fullmatch(re.escape(app_url) + named, link), link
+    assert json.loads(data)["noise"] == link and "/tmp/" not in status + data + link
+    code, body = get(link)
+    (tmp_path / "delta.safetensors").write_bytes(body)
+    assert code == 200 and load_noise(tmp_path / "delta.safetensors").eps == pytest.approx(16 / 255)
+    code, body = get(link.replace("/noise/", "/noise/x").rsplit("/", 1)[0])
+    assert code == 404 and b"no such noise" in body
     still_up(app_url)
 
 

@@ -2,8 +2,9 @@
 
 The page has events of its own (`app.py`, `tools.py`) that fill widgets with HTML, pictures and plots; a caller
 gets none of that: no HTML, no plot JSON, no server path. The one file a caller needs, the noise `optimise`
-made, comes back as a file Gradio serves by URL, which `answer`, `verdict`, `embedding_map` and `batch` take as
-`noise_file`. Each function's docstring is its tool description, and its arguments are the schema."""
+made, comes back as a link of our own (`handouts`: a token, not a server path), which `answer`, `verdict`,
+`embedding_map` and `batch` take as `noise_file`. Each function's docstring is its tool description, and its
+arguments are the schema."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from dataclasses import asdict
 from typing import Any
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from sua_demo.request import Request
 from sua_demo.shipped import public_name
-from sua_demo.ui.gradio_glue import caller, handler
+from sua_demo.ui.gradio_glue import caller, handler, root_url
+from sua_demo.ui.handouts import HANDOUTS
 from sua_demo.ui.tools import state
 
 AUDIT_BOUND_S = 240  # a live audit called through the API returns within this much work, with what it finished
@@ -82,7 +85,7 @@ def answer(
         question: a question of your own, asked beside the preset ones.
         noise_source: shipped (the model's own δ) or uploaded (noise_file).
         noise_file: a noise .safetensors file, for noise_source 'uploaded': a base64 data URI, or the URL of a
-            noise file this server serves (the one `optimise` returns).
+            noise file this server serves (the link `optimise` returns).
         denoiser: the denoiser of the denoised condition.
         vanilla: for a model of your own, its version before unlearning (folder or Hub id).
         retrain: for a model of your own, its retrain control (folder or Hub id).
@@ -121,7 +124,7 @@ def verdict(
         upload: a photo of your own: then how many answers δ changed on it.
         noise_source: shipped (the model's own δ) or uploaded (noise_file).
         noise_file: a noise .safetensors file, for noise_source 'uploaded': a base64 data URI, or the URL of a
-            noise file this server serves (the one `optimise` returns).
+            noise file this server serves (the link `optimise` returns).
         vanilla: for a model of your own, its version before unlearning.
         retrain: for a model of your own, its retrain control.
     """
@@ -157,7 +160,7 @@ def embedding_map(
         upload: a photo of your own instead.
         noise_source: shipped (the model's own δ) or uploaded (noise_file).
         noise_file: a noise .safetensors file, for noise_source 'uploaded': a base64 data URI, or the URL of a
-            noise file this server serves (the one `optimise` returns).
+            noise file this server serves (the link `optimise` returns).
         denoiser: the denoiser of the denoised points.
     """
     from sua_demo.ui.stealth import map_view
@@ -190,8 +193,9 @@ def optimise(  # type: ignore[no-untyped-def]
         data = {"status": view.status, "done": done}
         if not done:
             progress((view.done, view.total or None), desc=view.status)
-        noise = next((f for f in view.files or [] if f.endswith(".safetensors")), None)  # the last δ, served by URL
-        yield view.status, as_json(data), noise
+        noise = next((f for f in view.files or [] if f.endswith(".safetensors")), None)  # the last δ
+        link = root_url(request) + HANDOUTS.hand_out(noise, get_upload_folder()) if noise else None  # no path
+        yield view.status, as_json({**data, "noise": link} if done else data), link
 
 
 @handler
@@ -232,7 +236,7 @@ def batch(model: str, noise_source: str = "shipped", noise_file: str | None = No
         model: the unlearned model.
         noise_source: shipped (the model's own δ) or uploaded (noise_file).
         noise_file: a noise .safetensors file, for noise_source 'uploaded': a base64 data URI, or the URL of a
-            noise file this server serves (the one `optimise` returns).
+            noise file this server serves (the link `optimise` returns).
     """
     from sua_demo.ui.batch import recovery_table
 
@@ -255,11 +259,11 @@ TOOLS = (load_model, answer, verdict, embedding_map, optimise, audit, batch)
 
 def register(inputs: dict[str, list], run_id: Any) -> None:
     """Every tool on no trigger of the page, reading the page's own components (`inputs[tool name]`, in the tool's
-    argument order), answering in two hidden boxes (words, JSON) and, for `optimise`, a hidden file; optimise and
-    a live audit share the one heavy-job slot. Called inside the app's Blocks."""
+    argument order), answering in two hidden boxes (words, JSON) and, for `optimise`, a third with the δ's link;
+    optimise and a live audit share the one heavy-job slot. Called inside the app's Blocks."""
     from sua_demo.ui.launch import HEAVY
 
-    words, data, noise = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.File(visible=False)
+    words, data, noise = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.Textbox(visible=False)
     for fn in TOOLS:
         outs = [words, data, noise] if fn is optimise else [words, data]
         gr.on([], fn, inputs[fn.__name__], outs, api_name=fn.__name__, **(HEAVY if fn in (optimise, audit) else {}))

@@ -127,19 +127,39 @@ SERVED = re.compile(r"^https?://[^/]+(?:/[^?#]*)?/gradio_api/file=(?P<path>[^?#]
 
 
 def _served_as_path(value: Any) -> Any:
-    """A file given as the URL of a file this server serves (`.../gradio_api/file=<path>`, what `optimise` returns)
-    becomes that path, which Gradio then checks like any other (it must be one this server handed out): Gradio
-    would otherwise try to download it from itself, which its guard against requests to local addresses refuses."""
+    """A file given as the URL of a file this server serves (`.../gradio_api/file=<path>`, or the link `optimise`
+    returns, `.../gradio_api/noise/<token>/<name>`: `handouts`) becomes that path, which Gradio then checks like any
+    other (it must be one this server handed out): Gradio would otherwise try to download it from itself, which its
+    guard against requests to local addresses refuses."""
     if isinstance(value, list):
         return [_served_as_path(v) for v in value]
     if not isinstance(value, dict):
         return value
+    from sua_demo.ui.handouts import HANDOUTS
+
     for key in ("path", "url"):
-        if isinstance(value.get(key), str) and (served := SERVED.match(value[key])):
+        if not isinstance(value.get(key), str):
+            continue
+        if served := SERVED.match(value[key]):
             from urllib.parse import unquote
 
             return {**value, "path": unquote(served["path"]), "url": None}
+        if value[key].startswith("http") and (handed := HANDOUTS.find(value[key])) is not None:
+            return {**value, "path": str(handed), "url": None}
     return value
+
+
+def root_url(request: Any) -> str:
+    """The app's public address as the caller reached it (Gradio's own rule: a proxy's forwarded host, else the
+    request's), for a link the caller can follow; empty, so the link is relative, when the request cannot tell."""
+    from gradio import route_utils
+
+    raw = getattr(request, "request", None)
+    try:
+        path, root = route_utils.get_api_call_path(request=raw), raw.scope.get("root_path")
+        return route_utils.get_root_url(request=raw, route_path=path, root_path=root)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return ""
 
 
 def _our_words(message: str) -> str:

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sua_demo.ui.handouts import HANDOUTS, ROUTE
+
 log = logging.getLogger(__name__)
 
 MAX_UPLOAD = "20mb"  # a photo or a noise file; Gradio refuses larger uploads before they reach the disk
@@ -145,7 +147,8 @@ class ClosedRoutes:
     """ASGI middleware in front of Gradio's routes. It answers 404 on the routes this app does not use and that
     would keep a visitor's page (`deep_link` writes a session's component values, a visitor's thumbnails among
     them, to a file anyone with its link can read, and which outlives the session and the server), and on a call
-    to an API name that does not exist (Gradio answers that with a bare 500), naming the ones that do."""
+    to an API name that does not exist (Gradio answers that with a bare 500), naming the ones that do. It serves
+    the files the API hands out by link (`handouts`)."""
 
     CLOSED = ("/gradio_api/deep_link",)
     CALLS = re.compile(r"/gradio_api/(?:call|run|api)/(?P<name>[^/]+)/?$")
@@ -170,12 +173,28 @@ class ClosedRoutes:
                 said = "no event of this session is in the queue: join it first (/gradio_api/queue/join)"
             elif (gone := self.FILES.search(path)) and _removed_upload(scope.get("app"), gone["path"]):
                 said = "no such file: an uploaded file is removed once it is read, or after ten minutes"
+            elif ROUTE in path and scope.get("method") in ("GET", "HEAD"):
+                await _hand_over(scope, receive, send)
+                return
             if said is not None:
                 from starlette.responses import JSONResponse
 
                 await JSONResponse({"error": said}, status_code=404)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+async def _hand_over(scope: Any, receive: Any, send: Any) -> None:
+    """A file the API handed out by link (`handouts`), as a download; 404 in our words when the token is unknown or
+    its file swept."""
+    from starlette.responses import FileResponse, JSONResponse
+
+    found = HANDOUTS.find(scope.get("path", ""))
+    if found is None:
+        said = "no such noise: a link from optimise lasts an hour, and only on the server that made it"
+        await JSONResponse({"error": said}, status_code=404)(scope, receive, send)
+        return
+    await FileResponse(found, filename=found.name, media_type="application/octet-stream")(scope, receive, send)
 
 
 def _session_waits(scope: Any) -> bool:
