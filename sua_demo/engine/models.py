@@ -26,6 +26,7 @@ class Models:
         # a story holds five pictures (about 0.75 MB): fewer of them are kept than of verdicts, which hold counts
         self._stories: Memo[Any] = Memo(64)
         self._verdicts: Memo[Any] = Memo(1024)
+        self._placed: Memo[Any] = Memo(256)  # an image's points on a fitted map (engine/maps.py)
 
     def session(self, model: str) -> LoadedModel:
         """A shipped model's name, or (where allowed) any folder / Hub id the adapters can load."""
