@@ -30,6 +30,7 @@ LINE_SEATS = 40
 HEAVY = {"concurrency_id": "heavy", "concurrency_limit": LINE_SEATS}
 THREADS = 2 * LINE_SEATS
 GRACE_S = 1.2  # after SIGINT or SIGTERM: the most the cleanup may take before the process ends anyway (< 2 s in all)
+ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": "500", "GRADIO_ANALYTICS_MAX_EVENTS": "2000"}  # (queued)
 LOG_LINE = 1000  # characters: a log line quotes at most this much of what a caller sent
 
 
@@ -273,7 +274,13 @@ def queued(demo: Any) -> Any:
     each wake takes the GIL from the attack thread, whose Python dispatches thousands of ops a step (py-spy: the
     event loop busy 11 % of the time during an Optimise run; the app's steps/s 72-79 % of the library's on an
     AMD EPYC, 83-97 % with this). Polling every QUEUE_POLL seconds starts each queued event at most that much
-    later (a click's chain of three or four events, 60-80 ms). Gradio's progress loop keeps its own 10 ms."""
+    later (a click's chain of three or four events, 60-80 ms). Gradio's progress loop keeps its own 10 ms.
+
+    After every event Gradio's queue also builds a pandas table of the last 10 000 events for its monitoring page
+    (which this app does not serve): 0.5 s of a class opening the page (py-spy), and 16 ms an event once a
+    server has seen 10 000 (four events a page load). Its own settings (ANALYTICS): every 500 events, over 2 000."""
+    for name, value in ANALYTICS.items():  # read when the queue is made, next line
+        os.environ.setdefault(name, value)
     demo = demo.queue(default_concurrency_limit=CONCURRENCY)
     queue = getattr(demo, "_queue", None)
     if queue is not None and hasattr(queue, "sleep_when_free"):
