@@ -100,6 +100,25 @@ def test_the_deep_link_route_is_closed(app_url):
     still_up(app_url)
 
 
+def test_sessions_keep_what_gradio_gives_them_but_no_copy_of_the_page():
+    """The copy of the page a deep link would read is never built (the route is closed, and it cost 50 ms of the
+    event loop per visitor); every other field Gradio's own SessionState sets is there, so Gradio works as before."""
+    import gradio as gr
+    from gradio.state_holder import SessionState
+
+    from sua_demo.ui.launch import sessions_keep_no_page_copy
+
+    sessions_keep_no_page_copy()
+    with gr.Blocks() as demo:
+        gr.Textbox("a value")
+    full = SessionState.__new__(SessionState)
+    SessionState.__init__._gradios(full, demo)
+    lean = SessionState(demo)
+    assert set(vars(lean)) == set(vars(full)) and full.config_values and not lean.config_values
+    lean._update_value_in_config(next(iter(demo.blocks)), "new")
+    assert not lean.config_values
+
+
 # -- 3. a page-only event deletes no file the server made -----------------------------------------------------
 def test_the_photo_upload_event_deletes_uploads_only_and_never_a_server_file(app_url):
     from pathlib import Path
