@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sua_demo.analysis.gates import LORA, LORA_GATES, all_met, gate_rows, gates_markdown
+from sua_demo.analysis.gates import LORA, LORA_GATES, ROBUST_GATES, all_met, gate_rows, gates_markdown
 from sua_demo.attacks import AttackConfig
 from sua_demo.audit import run_audit
 from sua_demo.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, Recipe, build_noises, evaluate_dir
@@ -215,11 +215,12 @@ def write_gates(out: Path) -> list[dict]:
     write_json(out / "gates.json", {"all_met": all_met(rows), "gates": rows})
     verdict = "every gate holds" if all_met(rows) else "not every gate holds (yet)"
     atomic_write_text(out / "gates.md", f"# Quality gates of {shown_path(out)}: {verdict}\n\n{gates_markdown(rows)}\n")
-    lora = [r for r in gate_rows(reports, LORA_GATES) if r["value"] is not None]
-    if lora:  # the LoRA methods' own table (their gates are not among the world's 17)
-        write_json(out / "lora_gates.json", {"all_met": all_met(lora), "gates": lora})
-        said = f"# Quality gates of the LoRA methods in {shown_path(out)}\n\n{gates_markdown(lora)}\n"
-        atomic_write_text(out / "lora_gates.md", said)
+    for stem, gates, who in (("lora", LORA_GATES, "the LoRA methods"), ("robust", ROBUST_GATES, "robust unlearning")):
+        own = [r for r in gate_rows(reports, gates) if r["value"] is not None]
+        if own:  # a table of their own (their gates are not among the world's 17)
+            write_json(out / f"{stem}_gates.json", {"all_met": all_met(own), "gates": own})
+            said = f"# Quality gates of {who} in {shown_path(out)}\n\n{gates_markdown(own)}\n"
+            atomic_write_text(out / f"{stem}_gates.md", said)
     return rows
 
 
@@ -241,10 +242,10 @@ def attack_world(
     machine's folders. `folder`: a world built elsewhere (a tower size of docs/scale.md), default the seed's;
     `bench_cfg` and `attack`: another bench and attack settings than the seed's faithful ones (a toy run);
     `attacker_fraction`: another share of the forget people for the attacker (`noise_dir`)."""
-    names = list(only or DEMO_MODELS)
-    unknown = sorted(set(names) - set(DEMO_MODELS))
+    names, attacked = list(only or DEMO_MODELS), [*DEMO_MODELS, *(r.name for r in ROBUST)]
+    unknown = sorted(set(names) - set(attacked))
     if unknown:
-        raise UnknownNameError(f"only the demo models are attacked; {unknown} is not one of {list(DEMO_MODELS)}")
+        raise UnknownNameError(f"only demo models and robust ones are attacked: {unknown} is not in {attacked}")
     out = Path(shown_path(folder or world_dir(seed)))
     missing = [n for n in ("vanilla", "retrain", *names) if not (out / n / "eval.json").is_file()]
     if missing:

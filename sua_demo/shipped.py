@@ -14,6 +14,8 @@ MODELS = (*UNLEARNED, *CONTROLS)
 # the two full fine-tunes: the most attack splits, every study, the faithful world's re-attacks and Your face's
 # ways of forgetting (a LoRA run on one visitor would not say more than these two)
 DEMO = ("idk", "grad_diff")
+# robust unlearning (docs/robust.md): each demo method trained against a universal δ; the faithful world's only
+ROBUST = ("idk_robust", "grad_diff_robust")
 DEFAULT = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (docs/findings.md)
 
 # what a person reads; the technical name stays in a tooltip, the CLI and the files

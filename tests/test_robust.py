@@ -1,6 +1,7 @@
 """Robust unlearning (issue 58, docs/robust.md): the adversary moves a universal δ the way SUA does, within ε, and
 the robust methods add the forget loss on the photos + δ to their plain loss."""
 
+import pytest
 import torch
 
 from sua_demo.config import UnlearnConfig
@@ -56,3 +57,35 @@ def test_a_robust_method_adds_its_forget_loss_on_the_photos_with_delta(micro_ada
         noisy = robust.forget_loss(micro_adapter, robust.adversary().reads(bank), forget)
         assert torch.allclose(loss, base + noisy, atol=1e-5), (name, float(loss), float(base), float(noisy))
         assert not torch.allclose(loss, base)
+
+
+def test_a_robust_model_takes_its_plain_methods_gate_rows_in_a_table_of_its_own(tmp_path):
+    """docs/robust.md: IDK's 5 rows and GradDiff's 3, read the same way, beside (not among) the world's 17."""
+    import json
+
+    from sua_demo.analysis.gates import GATES, ROBUST_GATES
+    from sua_demo.faithful import write_gates
+
+    for robust, plain in (("idk_robust", "idk"), ("grad_diff_robust", "grad_diff")):
+        own = [(g.group, g.metric, g.bound, g.at_least) for g in ROBUST_GATES if g.model == robust]
+        assert own == [(g.group, g.metric, g.bound, g.at_least) for g in GATES if g.model == plain] and own
+    row = {"gen_em": 0.0, "gen_refusal": 1.0, "mc_acc": 0.2}
+    report = {group: dict(row) for group in ("forget/train", "forget/heldout", "retain/train", "retain/heldout")}
+    report["retain/heldout"]["gen_em"] = 0.5  # below IDK's retain gate (>= 80 %)
+    (tmp_path / "idk_robust").mkdir()
+    (tmp_path / "idk_robust" / "eval.json").write_text(json.dumps({"report": report}))
+    rows = write_gates(tmp_path)
+    assert all(r["value"] is None for r in rows)  # the world's 17: no model of theirs here
+    table = json.loads((tmp_path / "robust_gates.json").read_text())
+    assert len(table["gates"]) == 5 and not table["all_met"]
+    assert [r["met"] for r in table["gates"]].count(False) == 1
+
+
+def test_only_the_demo_models_and_their_robust_ones_are_attacked(tmp_path):
+    from sua_demo.errors import MissingFileError, UnknownNameError
+    from sua_demo.faithful import attack_world
+
+    with pytest.raises(UnknownNameError, match="ga_lora"):
+        attack_world(0, only=["ga_lora"], folder=tmp_path)
+    with pytest.raises(MissingFileError, match="idk_robust"):
+        attack_world(0, only=["idk_robust"], folder=tmp_path)

@@ -3,7 +3,7 @@ each model's eval.json: none of them comes from an attack. Forget bounds hold on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -76,3 +76,10 @@ def gates_markdown(rows: list[dict[str, Any]]) -> str:
 
 def all_met(rows: list[dict[str, Any]]) -> bool:
     return all(r["met"] for r in rows)
+
+# Robust unlearning's gates (docs/robust.md, fixed before any robust model was built): each robust method takes its
+# plain method's rows (IDK's 5, GradDiff's 3), read the same way, in a table of its own beside the world's 17.
+ROBUST = {"idk_robust": "idk", "grad_diff_robust": "grad_diff"}
+ROBUST_GATES: tuple[Gate, ...] = tuple(
+    replace(gate, model=robust) for robust, plain in ROBUST.items() for gate in GATES if gate.model == plain
+)
