@@ -1,0 +1,170 @@
+"""Robust unlearning attacked as a defence must be (docs/robust.md): the adaptive attacks, then the reading.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python studies/robust_attacks.py --world 0 --models idk_robust idk
+    HF_HUB_OFFLINE=1 .venv/bin/python studies/robust_attacks.py --world 0 --models idk_robust --read
+
+Each variant runs the recovery protocol (`eval.protocol.run_protocol`: every control, splits 0 1 2, blind) into
+`<world>/robust_attacks/<model>/<variant>/`, and resumes split by split when run again:
+- `restart0` … `restart4`: the shipped recipe at 4x its steps from a random start of seed k; per split, the restart
+  whose δ ends with the lowest attacker-side loss (its own record) is the adaptive attack's;
+- `eps32`: the shipped recipe at 2ε (reported, not judged);
+- `per_image`: the protocol's per-image PGD on each evaluated photo, the pixel channel's upper bound (reported).
+The shipped attack is `<world>/noise/<model>/` (`sua build-faithful --attack --only <model>`). EOT over the photo
+jitter is part of the shipped recipe (`eot=True`), so every variant has it; the defence has no randomness of its
+own. The offsets ceiling is `studies/offsets.py --world faithful --models <model> retrain`.
+
+`--read` asks each judged attack's δ (shipped, adaptive) every question on unseen people's held-out photos, on the
+method and on its retrain control, and writes `robust_attacks/<model>/reading.json` and `.md`: the gains beyond the
+control, the paired test against the controls, and the rule's sentence (`analysis/robust_reading.py`). The probes
+of the report card come from the model's audit (`sua build-faithful --audit --only <model>`) once it exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from sua_demo.analysis.paired import against_controls
+from sua_demo.analysis.robust_reading import Judged, reading
+from sua_demo.attacks import ATTACKS, AttackConfig, load_noise
+from sua_demo.build import SHIPPED_PRECISION
+from sua_demo.config import faithful_bench
+from sua_demo.data import ImageBank
+from sua_demo.dataset import build_bench
+from sua_demo.eval.metrics import exact_match
+from sua_demo.eval.protocol import ProtocolConfig, run_protocol
+from sua_demo.eval.recovery import attack_split, protocol_groups, recovery_answers
+from sua_demo.faithful import ATTACK_SPLITS, world_dir
+from sua_demo.io import atomic_write_text, write_json
+from sua_demo.machine import describe
+from sua_demo.models.loading import load_adapter
+
+log = logging.getLogger("robust_attacks")
+SHIPPED = AttackConfig(precision=SHIPPED_PRECISION)
+RESTARTS = 5
+VARIANTS = {
+    **{f"restart{k}": (replace(SHIPPED, steps=4 * SHIPPED.steps, random_start=True, seed=k), False) for k in range(5)},
+    "eps32": (replace(SHIPPED, eps=32 / 255), False),
+    "per_image": (SHIPPED, True),
+}
+UNSEEN = "c_unseen_heldout"
+
+
+def attack(world: Path, model: str, variants: list[str], splits: list[int], seed: int) -> None:
+    """Each variant's protocol on `model`, with every control; finished splits are read back, not run again."""
+    bench = build_bench(faithful_bench(seed))
+    for name in variants:
+        cfg, extras = VARIANTS[name]
+        protocol = ProtocolConfig(attack=cfg, splits=splits, extras=extras)
+        out = world / "robust_attacks" / model / name
+        run_protocol(world / model, world / "retrain", bench, protocol, out, vanilla=world / "vanilla")
+        log.info("%s %s done on %s", model, name, describe())
+
+
+def adaptive_deltas(folder: Path, splits: list[int]) -> dict[int, Path]:
+    """Per split, the restart whose δ ended with the lowest attacker-side loss (only finished restarts count)."""
+    chosen = {}
+    for s in splits:
+        done = [folder / f"restart{k}" / f"delta_split{s}.safetensors" for k in range(RESTARTS)]
+        done = [p for p in done if p.is_file()]
+        if len(done) == RESTARTS:
+            chosen[s] = min(done, key=lambda p: float(load_noise(p).meta["loss"]))
+    return chosen
+
+
+def judged(name: str, deltas: dict[int, Path], method: Path, retrain: Path, seed: int) -> Judged:
+    """One attack's δ per split, asked every question on unseen people's held-out photos, on the method (clean, δ,
+    random noise of the same ε) and on the retrain control (clean, the same δ); gains in points, mean over splits."""
+    bench = build_bench(faithful_bench(seed))
+    models = {"method": load_adapter(method), "retrain": load_adapter(retrain)}
+    banks = {k: ImageBank(bench, m) for k, m in models.items()}
+    gains, controls, right_delta, right_controls = [], [], [], [[], []]
+    for s, path in sorted(deltas.items()):
+        noise = load_noise(path)
+        group = {UNSEEN: protocol_groups(bench, attack_split(bench, seed=s), tasks=("gen",))[UNSEEN]}
+        randomly = ATTACKS.get("random")(models["method"], AttackConfig(eps=noise.eps))
+        rand = randomly.run(banks["method"], [], progress=False)
+        asked = {"clean": None, "δ": noise, "random": rand}
+        _, said = recovery_answers(models["method"], banks["method"], group, asked)
+        _, ctrl = recovery_answers(models["retrain"], banks["retrain"], group, {"clean": None, "δ": noise})
+
+        def right(answers: dict, cond: str, asked: list = group[UNSEEN]) -> list[bool]:
+            return [exact_match(a, e.item.answer) for a, e in zip(answers[cond][UNSEEN], asked, strict=True)]
+
+        rate = lambda xs: 100 * sum(xs) / max(len(xs), 1)  # noqa: E731
+        gains.append(rate(right(said, "δ")) - rate(right(said, "clean")))
+        controls.append(rate(right(ctrl, "δ")) - rate(right(ctrl, "clean")))
+        right_delta += right(said, "δ")
+        right_controls[0] += right(said, "random")
+        right_controls[1] += right(ctrl, "δ")
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    return Judged(name, mean(gains), mean(controls), against_controls(right_delta, right_controls))
+
+
+def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
+    """The judged attacks that are finished, their numbers, and the rule's sentence (probes: none read yet)."""
+    shipped = {s: world / "noise" / model / f"delta_split{s}.safetensors" for s in splits}
+    attacks = {"shipped": {s: p for s, p in shipped.items() if p.is_file()}}
+    attacks["adaptive (4x steps, 5 restarts)"] = adaptive_deltas(world / "robust_attacks" / model, splits)
+    rows = [judged(n, d, world / model, world / "retrain", seed) for n, d in attacks.items() if len(d) == len(splits)]
+    if not rows:
+        raise SystemExit(f"robust_attacks.py: no finished attack on {model} in {world} to read")
+    said = reading(model, rows, [])
+    result = {
+        "model": model,
+        "world": seed,
+        "splits": splits,
+        "attacks": [
+            {
+                "name": r.name,
+                "gain": r.gain,
+                "control_gain": r.control_gain,
+                "beyond": r.beyond,
+                "only_delta": r.paired.only_first,
+                "only_controls": r.paired.only_second,
+                "p": r.paired.p,
+            }
+            for r in rows
+            if r.paired
+        ],  # fmt: skip
+        "reading": said.word,
+        "sentence": said.sentence,
+        "machine": describe(),
+    }
+    out = world / "robust_attacks" / model
+    write_json(out / "reading.json", result)
+    table = "\n".join(
+        f"| {a['name']} | {a['gain']:+.1f} | {a['control_gain']:+.1f} | {a['beyond']:+.1f} | "
+        f"{a['only_delta']} / {a['only_controls']} | {a['p']:.3g} |"
+        for a in result["attacks"]
+    )
+    head = (
+        "| attack | gain (points) | retrain control | beyond | δ only / controls only | p |\n|---|---|---|---|---|---|"
+    )
+    title = f"# {model}, world {seed}: unseen people's held-out photos"
+    atomic_write_text(out / "reading.md", f"{title}\n\n{head}\n{table}\n\n**{said.word}**: {said.sentence}\n")
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--world", type=int, default=0, help="bench seed of a faithful world (0 ships)")
+    ap.add_argument("--models", nargs="+", required=True)
+    ap.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=list(VARIANTS))
+    ap.add_argument("--splits", nargs="+", type=int, default=ATTACK_SPLITS)
+    ap.add_argument("--read", action="store_true", help="read the finished attacks instead of running them")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    world = world_dir(args.world)
+    for model in args.models:
+        if args.read:
+            print(json.dumps(read(world, model, args.splits, args.world), indent=2, ensure_ascii=False))
+        else:
+            attack(world, model, args.variants, args.splits, args.world)
+
+
+if __name__ == "__main__":
+    main()
