@@ -61,13 +61,10 @@ def reading(method: str, attacks: Sequence[Judged], probes: Sequence[Judged]) ->
     if leaks:
         said = "; ".join(p.said() for p in leaks)
         return Reading("robust to SUA, hidden", f"{method} resists SUA, but the knowledge is hidden: {said}.")
+    within = f"within {MARGIN:g} points of retrain"
     if not probes:
-        return Reading(
-            "robust to SUA", f"{method} resists SUA (every judged attack within {MARGIN:g} points); no probe read yet."
-        )
-    return Reading(
-        "removed", f"{method} resists SUA and every probe stays within {MARGIN:g} points of retrain: removed."
-    )
+        return Reading("robust to SUA", f"{method} resists SUA (every judged attack {within}); no probe read yet.")
+    return Reading("removed", f"{method} resists SUA and every probe stays {within}: removed.")
 
 
 def over_worlds(method: str, readings: dict[int, Reading]) -> str:
