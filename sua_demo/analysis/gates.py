@@ -77,6 +77,7 @@ def gates_markdown(rows: list[dict[str, Any]]) -> str:
 def all_met(rows: list[dict[str, Any]]) -> bool:
     return all(r["met"] for r in rows)
 
+
 # Robust unlearning's gates (docs/robust.md, fixed before any robust model was built): each robust method takes its
 # plain method's rows (IDK's 5, GradDiff's 3), read the same way, in a table of its own beside the world's 17.
 ROBUST = {"idk_robust": "idk", "grad_diff_robust": "grad_diff"}
