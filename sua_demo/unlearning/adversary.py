@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.data import Example, ImageBank
+from sua_demo.data import Example, ImageBank, questions_answers
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.unlearning.losses import nll
 
 
 class Perturbed:
@@ -38,8 +37,8 @@ class UniversalAdversary:
 
     def step(self, adapter: VisionLanguageAdapter, bank: ImageBank, forget: list[Example]) -> bool:
         """One signed step of δ that makes the true answers likelier on this forget batch (the attacker's move);
-        the weights' gradients are left untouched. False for a batch with no photo (the sampler's batches are of
-        one kind: a text-only batch has nothing to perturb)."""
+        the weights' gradients are left untouched. The batch is read (and jittered) once, and δ moves on that read.
+        False for a batch with no photo (the sampler's batches are of one kind: text only has nothing to perturb)."""
         x = bank.get(forget)
         if x is None:
             return False
@@ -47,7 +46,7 @@ class UniversalAdversary:
             self.delta = self._fresh(x)
         self.steps += 1
         delta = self.delta.clone().requires_grad_(True)
-        loss = nll(adapter, Perturbed(bank, delta), forget)
+        loss = adapter.answer_nll((x + delta.to(x.dtype)).clamp(0.0, 1.0), *questions_answers(forget)).mean()
         (grad,) = torch.autograd.grad(loss, delta)
         with torch.no_grad():
             self.delta = (delta - self.alpha * grad.sign()).clamp(-self.eps, self.eps).detach()
