@@ -34,6 +34,7 @@ from sua_demo.build import SHIPPED_PRECISION
 from sua_demo.config import faithful_bench
 from sua_demo.data import ImageBank
 from sua_demo.dataset import build_bench
+from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import attack_split, protocol_groups, recovery_answers
@@ -46,7 +47,10 @@ log = logging.getLogger("robust_attacks")
 SHIPPED = AttackConfig(precision=SHIPPED_PRECISION)
 RESTARTS = 5
 VARIANTS = {
-    **{f"restart{k}": (replace(SHIPPED, steps=4 * SHIPPED.steps, random_start=True, seed=k), False) for k in range(5)},
+    **{
+        f"restart{k}": (replace(SHIPPED, steps=4 * SHIPPED.steps, random_start=True, seed=k), False)
+        for k in range(RESTARTS)
+    },
     "eps32": (replace(SHIPPED, eps=32 / 255), False),
     "per_image": (SHIPPED, True),
 }
@@ -75,12 +79,9 @@ def adaptive_deltas(folder: Path, splits: list[int]) -> dict[int, Path]:
     return chosen
 
 
-def judged(name: str, deltas: dict[int, Path], method: Path, retrain: Path, seed: int) -> Judged:
+def judged(name: str, deltas: dict[int, Path], models: dict, banks: dict, bench: Bench) -> Judged:
     """One attack's δ per split, asked every question on unseen people's held-out photos, on the method (clean, δ,
     random noise of the same ε) and on the retrain control (clean, the same δ); gains in points, mean over splits."""
-    bench = build_bench(faithful_bench(seed))
-    models = {"method": load_adapter(method), "retrain": load_adapter(retrain)}
-    banks = {k: ImageBank(bench, m) for k, m in models.items()}
     gains, controls, right_delta, right_controls = [], [], [], [[], []]
     for s, path in sorted(deltas.items()):
         noise = load_noise(path)
@@ -109,9 +110,13 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
     shipped = {s: world / "noise" / model / f"delta_split{s}.safetensors" for s in splits}
     attacks = {"shipped": {s: p for s, p in shipped.items() if p.is_file()}}
     attacks["adaptive (4x steps, 5 restarts)"] = adaptive_deltas(world / "robust_attacks" / model, splits)
-    rows = [judged(n, d, world / model, world / "retrain", seed) for n, d in attacks.items() if len(d) == len(splits)]
-    if not rows:
+    finished = {n: d for n, d in attacks.items() if len(d) == len(splits)}
+    if not finished:
         raise SystemExit(f"robust_attacks.py: no finished attack on {model} in {world} to read")
+    bench = build_bench(faithful_bench(seed))  # the models and banks once, for every attack read
+    models = {"method": load_adapter(world / model), "retrain": load_adapter(world / "retrain")}
+    banks = {k: ImageBank(bench, m) for k, m in models.items()}
+    rows = [judged(n, d, models, banks, bench) for n, d in finished.items()]
     said = reading(model, rows, [])
     result = {
         "model": model,
