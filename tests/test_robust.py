@@ -19,6 +19,7 @@ def _forget(micro_adapter, micro_bench):
 def test_the_adversary_moves_delta_the_way_sua_does_and_stays_within_eps(micro_adapter, micro_bench):
     bank, forget = _forget(micro_adapter, micro_bench)
     adversary = UniversalAdversary(eps=16 / 255, alpha=2 / 255, restart_every=0, seed=0)
+    micro_adapter.model.zero_grad(set_to_none=True)  # the session's model may carry another test's gradients
     adversary.step(micro_adapter, bank, forget)
     start = adversary.delta.clone()
     with torch.no_grad():
