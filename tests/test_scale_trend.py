@@ -1,5 +1,6 @@
 """docs/scale.md's reading of the size study, fixed before any attack at a new size: δ's gain beyond its best
-control per world x split, and the slope against log10(tower parameters) with an interval over worlds."""
+control per world x split, and the slope against log10(tower parameters) over world means, with a t interval and a
+lack-of-fit test (docs/scale.md, Changes, 2026-12-07)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 
 import numpy as np
 
-from sua_demo.analysis.scale_trend import people_trend, points, table, trend
+from sua_demo.analysis.scale_trend import lack_of_fit, people_trend, points, table, trend
 
 PARAMS = {"S": 1.5e5, "M": 9.0e5, "L": 6.5e6}
 
@@ -47,17 +48,35 @@ def test_each_point_is_deltas_gain_less_its_best_control_on_the_same_group():
 def test_a_gain_that_grows_with_log_parameters_reads_as_a_slope_whose_interval_excludes_zero():
     slope = 0.05  # 5 points per tenfold parameters
     found = points(_reports(lambda s: slope * np.log10(PARAMS[s]), jitter=0.005))
-    t = trend(found, PARAMS, boots=500)
+    t = trend(found, PARAMS)
     assert t.n_points == 18 and 4.0 < t.slope < 6.0 and t.low > 0 and t.low <= t.slope <= t.high
     assert "grows with the tower's size" in t.sentence("unseen people")
 
 
+def test_a_gain_that_dips_at_the_middle_size_reads_as_no_line_whatever_its_slope():
+    dip = {"S": 0.17, "M": 0.07, "L": 0.14}  # the shape the faithful IDK measured: no line passes near all three
+    t = trend(points(_reports(lambda s: dip[s], jitter=0.005)), PARAMS)
+    assert t.n_worlds == 6 and t.lack_of_fit_p < 0.05
+    assert "no line describes the tower's size" in t.sentence("unseen people") and "shrinks" not in t.sentence("x")
+
+
+def test_the_lack_of_fit_test_matches_the_textbook_f_and_cannot_be_read_on_two_sizes():
+    x, y = np.array([0.0, 0.0, 1.0, 1.0, 2.0, 2.0]), np.array([0.0, 2.0, 5.0, 7.0, 2.0, 4.0])
+    # size means 1, 6, 3; the line through all six points: slope 1, intercept 7/3, so the means miss it by
+    # -4/3, +8/3, -4/3: lack = 2 * (16 + 64 + 16) / 9 = 21.33 on 1 df; pure error: each pair ±1, 6 on 3 df;
+    # F = 21.33 / 2 = 10.67 on (1, 3) df: p = 0.0469
+    assert np.isclose(lack_of_fit(x, y), 0.0469, atol=5e-4)
+    assert np.isnan(lack_of_fit(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.0, 1.0, 2.0, 3.0])))
+    s_and_m = trend(points(_reports(lambda s: 0.05, jitter=0.01)), {k: PARAMS[k] for k in ("S", "M")})
+    assert "a line's fit cannot be tested" in s_and_m.sentence("unseen people")
+
+
 def test_a_flat_gain_reads_as_no_trend_and_one_size_as_no_slope_yet():
     found = points(_reports(lambda s: 0.02, jitter=0.02))
-    t = trend(found, PARAMS, boots=500)
+    t = trend(found, PARAMS)
     assert t.low <= 0 <= t.high and "no trend" in t.sentence("unseen people")
     only_m = [p for p in found if p.size == "M"]
-    assert "no slope yet" in trend(only_m, {"M": PARAMS["M"]}, boots=50).sentence("unseen people")
+    assert "no slope yet" in trend(only_m, {"M": PARAMS["M"]}).sentence("unseen people")
     lines = table(found, PARAMS).splitlines()
     assert len(lines) == 2 + 3 and lines[3].startswith("| M | 0.90 M | 6 |")
 
@@ -171,7 +190,7 @@ def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_a
     assert not scale.same_as_record("M", 1, reports) and scale.same_as_record("M", 0, reports)
     assert list(scale.people_reports("idk", "M", reports)["8"]) == ["world 0"]
     one = [pt for pt in scale.points(scale.people_reports("idk", "M", reports)) if pt.world == "world 0"]
-    assert "over one world so far, no interval" in people_trend(one, boots=50).sentence("unseen people")
+    assert "over one world so far, no interval" in people_trend(one).sentence("unseen people")
     calls = []
     monkeypatch.setattr(scale, "attack_size", lambda size, seed, plan, fraction, only: calls.append((seed, fraction)))
     plan = dataclasses.replace(scale.STUDY, reports=reports)

@@ -1,8 +1,13 @@
 """docs/scale.md's reading of the size study, fixed before any attack at a new size: per world x split, the gain of
 δ over the clean photo on a group, less the gain of the best control on the same group (random noise of the same ε
-on the unlearned model, the same δ on the retrain control); then an ordinary least-squares slope of that figure
-against log10(tower parameters), with a 95 % interval from a bootstrap that resamples whole worlds within each size
-(a world's splits share its models, so they are not independent)."""
+on the unlearned model, the same δ on the retrain control); then a least-squares slope of that figure against
+log10(tower parameters).
+
+Since 2026-12-07 (docs/scale.md, Changes) the slope is fitted on **world means** (a world's splits share its
+models, so the world is the unit that can be drawn again), its 95 % interval is Student's t on those means (a
+bootstrap over two worlds per size has only three distinct draws a size), and a lack-of-fit F test (pure error
+between the worlds of one size) says whether a line describes the sizes at all: the words "grows" or "shrinks"
+need both an interval clear of 0 and a line that fits."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 CONTROLS = {"random noise": ("unlearned", "random"), "same δ on retrain": ("retrain", "sua")}
 GROUPS = {"unseen people, held-out photos": "c_unseen_heldout", "the attacker's photos": "a_attacker_images"}
@@ -50,6 +56,9 @@ def _slope(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(x, y, 1)[0]) if len(set(x.tolist())) > 1 else float("nan")
 
 
+LACK_OF_FIT_P = 0.05  # below it the line is said not to fit, and the slope is given no direction
+
+
 @dataclass(frozen=True)
 class Trend:
     slope: float  # points per unit of the axis: a tenfold of tower parameters, or one attacker person
@@ -58,52 +67,79 @@ class Trend:
     n_points: int
     per: str = "per tenfold tower parameters"
     axis: str = "the tower's size"
+    n_worlds: int = 0  # the world means the slope and its interval rest on
+    lack_of_fit_p: float = float("nan")  # nan where it cannot be tested (two points of the axis, or no replicate)
 
     def sentence(self, what: str) -> str:
-        """The trend in one sentence, "no trend" when the interval holds 0."""
+        """The trend in one sentence: "no trend" when the interval holds 0, "no line" when the line does not fit."""
         if not np.isfinite(self.slope):
             return f"{what}: one point of the axis measured so far, no slope yet."
         if not np.isfinite(self.low):
             return f"{what}: {self.slope:+.1f} points {self.per} over one world so far, no interval before a second."
-        said = "no trend" if self.low <= 0 <= self.high else ("grows" if self.low > 0 else "shrinks")
-        return (
-            f"{what}: {self.slope:+.1f} points {self.per} (95 % interval {self.low:+.1f} to {self.high:+.1f}, "
-            f"{self.n_points} world × split points): {said} with {self.axis}."
+        fit = (
+            f"lack of fit p = {self.lack_of_fit_p:.2f}"
+            if np.isfinite(self.lack_of_fit_p)
+            else "two points of the axis, so a line's fit cannot be tested"
         )
+        head = (
+            f"{what}: {self.slope:+.1f} points {self.per} (95 % t interval {self.low:+.1f} to {self.high:+.1f} over "
+            f"{self.n_worlds} world means of {self.n_points} world × split points; {fit})"
+        )
+        if np.isfinite(self.lack_of_fit_p) and self.lack_of_fit_p < LACK_OF_FIT_P:
+            return f"{head}: no line describes {self.axis}; read the table, not the slope."
+        said = "no trend" if self.low <= 0 <= self.high else ("grows" if self.low > 0 else "shrinks")
+        return f"{head}: {said} with {self.axis}."
 
 
-def _fit(found: list[Point], x_of: dict[str, float], boots: int, seed: int) -> tuple[float, float, float]:
-    """The slope of `Point.beyond` against x_of[label] and its 95 % bootstrap interval, resampling whole worlds within
-    each label (a world's splits share its models)."""
-    x = np.array([x_of[p.size] for p in found])
-    y = np.array([p.beyond for p in found])
-    rng = np.random.default_rng(seed)
-    worlds = {label: sorted({p.world for p in found if p.size == label}) for label in x_of}
-    rows: dict[tuple[str, str], list[int]] = {}
-    for i, p in enumerate(found):
-        rows.setdefault((p.size, p.world), []).append(i)
-    slopes = []
-    for _ in range(boots):
-        picks = []
-        for label, names in worlds.items():
-            for w in rng.choice(names, size=len(names), replace=True) if names else []:
-                picks += rows[(label, w)]
-        slopes.append(_slope(x[picks], y[picks]))
-    one_world = all(len(names) < 2 for names in worlds.values())  # resampling one world cannot move the slope
-    low, high = np.nanpercentile(slopes, [2.5, 97.5]) if np.isfinite(slopes).any() and not one_world else (np.nan,) * 2
-    return _slope(x, y), float(low), float(high)
+def _world_means(found: list[Point], x_of: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """One (x, mean of `Point.beyond`) per world of each label: the unit that can be drawn again."""
+    keys = sorted({(p.size, p.world) for p in found if p.size in x_of})
+    x = np.array([x_of[size] for size, _ in keys])
+    y = np.array([np.mean([p.beyond for p in found if (p.size, p.world) == k]) for k in keys])
+    return x, y
 
 
-def trend(found: list[Point], params: dict[str, float], boots: int = 2000, seed: int = 0) -> Trend:
-    """The slope of `Point.beyond` against log10(params[size]) and its bootstrap interval over worlds."""
-    return Trend(*_fit(found, {s: float(np.log10(v)) for s, v in params.items()}, boots, seed), len(found))
+def lack_of_fit(x: np.ndarray, y: np.ndarray) -> float:
+    """The p-value of the classical lack-of-fit F test of a line through (x, y), with the spread between points of
+    the same x as pure error; nan when it cannot be tested (fewer than three x values, or no x with two points)."""
+    levels = sorted(set(x.tolist()))
+    df_lack, df_pure = len(levels) - 2, len(x) - len(levels)
+    if df_lack < 1 or df_pure < 1:
+        return float("nan")
+    slope, intercept = np.polyfit(x, y, 1)
+    means = {v: y[x == v].mean() for v in levels}
+    pure = sum(float(((y[x == v] - m) ** 2).sum()) for v, m in means.items())
+    lack = sum(float((x == v).sum() * (m - (slope * v + intercept)) ** 2) for v, m in means.items())
+    if pure == 0:
+        return 0.0 if lack > 0 else 1.0
+    return float(stats.f.sf((lack / df_lack) / (pure / df_pure), df_lack, df_pure))
 
 
-def people_trend(found: list[Point], boots: int = 2000, seed: int = 0) -> Trend:
+def _fit(found: list[Point], x_of: dict[str, float]) -> tuple[float, float, float, int, float]:
+    """The slope of the world means against x_of[label], its 95 % Student t interval (n − 2 degrees of freedom;
+    nan before a third world mean, or while every label has one world) and the lack-of-fit p."""
+    x, y = _world_means(found, x_of)
+    if len(set(x.tolist())) < 2:
+        return float("nan"), float("nan"), float("nan"), len(x), float("nan")
+    fit = stats.linregress(x, y)
+    one_world = len(x) == len(set(x.tolist()))  # no label has two worlds: nothing says how far a world moves
+    if one_world or len(x) < 3:
+        return float(fit.slope), float("nan"), float("nan"), len(x), float("nan")
+    half = float(stats.t.ppf(0.975, len(x) - 2)) * float(fit.stderr)
+    return float(fit.slope), fit.slope - half, fit.slope + half, len(x), lack_of_fit(x, y)
+
+
+def trend(found: list[Point], params: dict[str, float]) -> Trend:
+    """The slope of `Point.beyond` against log10(params[size]), its interval and its lack of fit, over world means."""
+    slope, low, high, worlds, p = _fit(found, {s: float(np.log10(v)) for s, v in params.items()})
+    return Trend(slope, low, high, len(found), n_worlds=worlds, lack_of_fit_p=p)
+
+
+def people_trend(found: list[Point]) -> Trend:
     """docs/scale.md's second axis: the slope of `Point.beyond` against the number of people δ is fitted on (each
     point's label is that number), read as the size axis is."""
-    people = {p.size: float(p.size) for p in found}
-    return Trend(*_fit(found, people, boots, seed), len(found), "per attacker person", "the attacker's people")
+    slope, low, high, worlds, p = _fit(found, {p.size: float(p.size) for p in found})
+    return Trend(slope, low, high, len(found), "per attacker person", "the attacker's people", worlds, p)
 
 
 def table(found: list[Point], params: dict[str, float]) -> str:
