@@ -36,6 +36,7 @@ from sua_demo.errors import MissingFileError, UnknownNameError
 from sua_demo.eval.recovery import ATTACKER_FRACTION
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.machine import describe
+from sua_demo.models.shared_weights import share_weights
 from sua_demo.pretrain.general import general_stage
 from sua_demo.pretrain.probe import identification, look_accuracy
 from sua_demo.pretrain.tower import build_clip, pretrain_tower
@@ -174,6 +175,8 @@ def build_model(
         cfg = replace(recipe.unlearn, precision=SHIPPED_PRECISION, train_parts="language_model", **(rule or {}))
         unlearn(vanilla, build_bench(bench_cfg), bench_cfg, cfg, folder, progress)
     evaluate_dir(folder, bench_cfg)
+    if general is not None:  # the tower and projector it never changed: kept once, in the general model's folder
+        share_weights(folder, general)
     log.info(
         "faithful %s: %s built in %.0f s on %s", shown_path(folder.parent), recipe.name, time.time() - t0, describe()
     )

@@ -1,5 +1,6 @@
 """What the faithful world ships (docs/world.md): one pretrained tower and projector, carried byte for byte by every
-model of the world; LoRA adapters that never touch them; the whole checkpoints/ folder small and safetensors only."""
+model of the world (or lent to it by the general model's folder, models/shared_weights.py); LoRA adapters that never
+touch them; the whole checkpoints/ folder small and safetensors only."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from safetensors import safe_open
 from transformers import LlavaForConditionalGeneration
 
 from sua_demo.config import served_world
+from sua_demo.models.shared_weights import MARKER, whole_state
 
 pytestmark = pytest.mark.slow  # shipped checkpoints: `make test-fast` leaves them out
 
@@ -42,6 +44,12 @@ def test_the_general_model_is_shipped_with_its_tower_record():
 def test_every_model_of_the_default_world_carries_the_shipped_tower_and_projector_byte_for_byte(folder):
     shipped = _vision_side(GENERAL / "model.safetensors")
     weights = folder / "model.safetensors"
+    if (folder / MARKER).is_file():  # it keeps only what it changed and takes the rest from the general model
+        lent = json.loads((folder / MARKER).read_text())
+        assert (folder / lent["from"]).resolve() == GENERAL.resolve() and not _vision_side(weights), folder.name
+        state = whole_state(folder)
+        assert {k: state[k].numpy().tobytes() for k in shipped} == shipped, folder.name
+        return
     if weights.is_file():
         assert _vision_side(weights) == shipped, folder.name
         return

@@ -15,6 +15,7 @@ from safetensors import SafetensorError
 
 from sua_demo.errors import SuaError
 from sua_demo.models.base import ADAPTERS, VisionLanguageAdapter
+from sua_demo.models.shared_weights import whole_state
 
 log = logging.getLogger(__name__)
 LORA_CONFIG = "adapter_config.json"
@@ -244,7 +245,8 @@ def load_adapter(
     device_map="auto" lets accelerate place a model too large for one device; remote code stays off
     unless `trust_remote_code` says otherwise, since it runs code from the model folder; no device named: where
     $SUA_DEVICE says (`build_device`), else the CPU."""
-    from transformers import AutoConfig, AutoModelForImageTextToText
+    from transformers import AutoConfig, AutoModelForImageTextToText, GenerationConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING
 
     check_device(device)
     if device is None and device_map is None and os.environ.get(DEVICE_ENV):
@@ -260,13 +262,22 @@ def load_adapter(
         if base_local:
             check_safetensors(Path(base))  # before anything is read from a pickled file
         processor = _load_processor(base, config, trust_remote_code)
-        model = AutoModelForImageTextToText.from_pretrained(
-            base,
-            dtype=resolve_dtype(dtype or "float32", device or device_map),
-            device_map=device_map,
-            trust_remote_code=trust_remote_code,
-            use_safetensors=True,  # a Hub repo with only pickled weights fails here rather than unpickling
-        )
+        torch_dtype = resolve_dtype(dtype or "float32", device or device_map)
+        state = whole_state(Path(base)) if base_local else None  # a folder that borrows its unchanged tensors
+        if state is not None:
+            model = MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING[type(config)].from_pretrained(
+                None, config=config, state_dict=state, dtype=torch_dtype, device_map=device_map
+            )
+            if (Path(base) / "generation_config.json").is_file():
+                model.generation_config = GenerationConfig.from_pretrained(base)
+        else:
+            model = AutoModelForImageTextToText.from_pretrained(
+                base,
+                dtype=torch_dtype,
+                device_map=device_map,
+                trust_remote_code=trust_remote_code,
+                use_safetensors=True,  # a Hub repo with only pickled weights fails here rather than unpickling
+            )
     except SuaError:
         raise
     except (OSError, ValueError, SafetensorError, pickle.UnpicklingError) as err:
