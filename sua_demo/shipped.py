@@ -10,12 +10,12 @@ from pathlib import Path
 # every unlearned model a world may ship, in the model box's order (full fine-tunes first, then the LoRA ones)
 UNLEARNED = ("idk", "grad_diff", "ga_lora", "kl_lora", "npo_lora", "rmu_lora", "simnpo_lora")
 CONTROLS = ("vanilla", "retrain")  # before unlearning, and the exact-unlearning control that never saw the forget set
-MODELS = (*UNLEARNED, *CONTROLS)
 # the two full fine-tunes: the most attack splits, every study, the faithful world's re-attacks and Your face's
 # ways of forgetting (a LoRA run on one visitor would not say more than these two)
 DEMO = ("idk", "grad_diff")
 # robust unlearning (docs/robust.md): each demo method trained against a universal δ; the faithful world's only
 ROBUST = ("idk_robust", "grad_diff_robust")
+MODELS = (*UNLEARNED, *ROBUST, *CONTROLS)  # the model box lists those a world has
 DEFAULT = "idk"  # refusal-style unlearning: where the hidden knowledge shows most clearly (docs/findings.md)
 
 # what a person reads; the technical name stays in a tooltip, the CLI and the files
@@ -27,6 +27,8 @@ LABELS = {
     "npo_lora": "NPO (LoRA)",
     "rmu_lora": "RMU (LoRA)",
     "simnpo_lora": "SimNPO (LoRA)",
+    "idk_robust": "IDK against δ (trained against a universal noise)",
+    "grad_diff_robust": "GradDiff against δ (trained against a universal noise)",
     "vanilla": "Before unlearning",
     "retrain": "Retrain control (never saw them)",
 }
@@ -47,7 +49,7 @@ def public_name(model: str) -> str:
     return Path(model).name if model not in MODELS and Path(model).is_absolute() else model
 
 
-LISTS = {"unlearned": UNLEARNED, "controls": CONTROLS, "models": MODELS, "demo": DEMO}
+LISTS = {"unlearned": UNLEARNED, "controls": CONTROLS, "models": MODELS, "demo": DEMO, "robust": ROBUST}
 
 if __name__ == "__main__":  # the Makefile's lists: `python -m sua_demo.shipped unlearned`
     print(" ".join(LISTS[sys.argv[1]]))

@@ -100,9 +100,10 @@ def test_one_list_of_shipped_models():
     from sua_demo import shipped
     from sua_demo.build import DEMO_MODELS, NOISE_MODELS, RECIPES
     from sua_demo.cli import parser
+    from sua_demo.faithful import ROBUST
     from sua_demo.sessions import SHIPPED_MODELS
 
-    assert {r.name for r in RECIPES} == set(shipped.MODELS) and SHIPPED_MODELS == shipped.MODELS
+    assert {r.name for r in (*RECIPES, *ROBUST)} == set(shipped.MODELS) and SHIPPED_MODELS == shipped.MODELS
     assert NOISE_MODELS == shipped.UNLEARNED and DEMO_MODELS == shipped.DEMO
     assert all(shipped.label(m) != m for m in shipped.MODELS)
     with pytest.raises(SystemExit):
