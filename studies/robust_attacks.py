@@ -28,8 +28,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from sua_demo.analysis.paired import against_controls
-from sua_demo.analysis.robust_reading import Judged, reading
+from sua_demo.analysis.robust_reading import Judged, card_probes, reading
 from sua_demo.attacks import ATTACKS, AttackConfig, load_noise
+from sua_demo.audit.run import LABELS
 from sua_demo.build import SHIPPED_PRECISION
 from sua_demo.config import faithful_bench
 from sua_demo.data import ImageBank
@@ -105,8 +106,16 @@ def judged(name: str, deltas: dict[int, Path], models: dict, banks: dict, bench:
     return Judged(name, mean(gains), mean(controls), against_controls(right_delta, right_controls))
 
 
+def card_row(world: Path, model: str) -> dict | None:
+    """The model's row of the world's report card (`sua report-card` over its audits), None before its audit."""
+    card = world / "audit" / "report_card.json"
+    rows = json.loads(card.read_text())["rows"] if card.is_file() else []
+    return next((r for r in rows if r["model"] == model), None)
+
+
 def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
-    """The judged attacks that are finished, their numbers, and the rule's sentence (probes: none read yet)."""
+    """The judged attacks that are finished, their numbers, the report card's probes once the model is audited, and
+    the rule's sentence."""
     shipped = {s: world / "noise" / model / f"delta_split{s}.safetensors" for s in splits}
     attacks = {"shipped": {s: p for s, p in shipped.items() if p.is_file()}}
     attacks["adaptive (4x steps, 5 restarts)"] = adaptive_deltas(world / "robust_attacks" / model, splits)
@@ -117,7 +126,8 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
     models = {"method": load_adapter(world / model), "retrain": load_adapter(world / "retrain")}
     banks = {k: ImageBank(bench, m) for k, m in models.items()}
     rows = [judged(n, d, models, banks, bench) for n, d in finished.items()]
-    said = reading(model, rows, [])
+    probes = card_row(world, model)
+    said = reading(model, rows, card_probes(probes, LABELS) if probes else [])
     result = {
         "model": model,
         "world": seed,
@@ -135,6 +145,7 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
             for r in rows
             if r.paired
         ],  # fmt: skip
+        "probes": probes and {p.name: p.beyond for p in card_probes(probes, LABELS)},
         "reading": said.word,
         "sentence": said.sentence,
         "machine": describe(),

@@ -115,3 +115,20 @@ def test_the_reading_rule_says_hidden_robust_or_removed_as_fixed_in_docs_robust(
     assert "world 2: hidden" in over_worlds("x", {0: removed, 2: reading("x", [Judged("s", 9, 0, quiet)], [])})
     with pytest.raises(ValueError):
         reading("x", [twice], [])
+
+
+def test_the_report_cards_row_becomes_the_rules_probes_without_the_attack_and_its_control():
+    """Each card cell is already points above the retrain control on unseen people; δ is the judged attack and random
+    noise a control, so neither is a probe; privleak reads as membership's probe, one-sided."""
+    from sua_demo.analysis.robust_reading import Judged, card_probes, reading
+
+    def cell(mean: float, n: int = 3) -> dict:
+        return {"mean": mean, "sd": 1.0, "n": n}
+
+    row = {"cells": {"sua": cell(30.0), "random_noise": cell(9.0), "relearn50": cell(4.0), "soft_prompt5": cell(6.0),
+                     "quant8": cell(99.0, n=0)}, "privleak": -12.0}  # fmt: skip
+    probes = card_probes(row, {"relearn50": "relearn 50 steps", "soft_prompt5": "soft prompt, 5 vectors"})
+    assert [p.name for p in probes] == ["relearn 50 steps", "soft prompt, 5 vectors", "privleak (membership, %)"]
+    assert [p.holds for p in probes] == [True, False, True]  # +6 is beyond the 5-point margin; -12 % leaks nothing
+    said = reading("x", [Judged("shipped", 3.0, 0.0)], probes)
+    assert said.word == "robust to SUA, hidden" and "soft prompt, 5 vectors +6.0" in said.sentence

@@ -67,6 +67,20 @@ def reading(method: str, attacks: Sequence[Judged], probes: Sequence[Judged]) ->
     return Reading("removed", f"{method} resists SUA and every probe stays {within}: removed.")
 
 
+NOT_PROBES = ("sua", "random_noise")  # the card's δ is the shipped attack, judged as one; random noise is a control
+
+
+def card_probes(row: dict, labels: dict[str, str]) -> list[Judged]:
+    """A method's report-card row (audit's `report_card.json`) as the rule's probes: each cell is already the points
+    the probe brings back on unseen people above the same probe on the retrain control (mean over splits), and
+    privleak (Min-K%, %, 0 as the retrain control) is membership's, one-sided like the rest (only a leak counts)."""
+    probes = [Judged(labels.get(name, name), cell["mean"], 0.0) for name, cell in row["cells"].items()
+              if name not in NOT_PROBES and cell.get("n")]  # fmt: skip
+    if row.get("privleak") is not None:
+        probes.append(Judged("privleak (membership, %)", float(row["privleak"]), 0.0))
+    return probes
+
+
 def over_worlds(method: str, readings: dict[int, Reading]) -> str:
     """Removed only if removed in every world; otherwise world by world, whatever was measured."""
     words = {r.word for r in readings.values()}
