@@ -161,7 +161,10 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
         "| attack | gain (points) | retrain control | beyond | δ only / controls only | p |\n|---|---|---|---|---|---|"
     )
     title = f"# {model}, world {seed}: unseen people's held-out photos"
-    atomic_write_text(out / "reading.md", f"{title}\n\n{head}\n{table}\n\n**{said.word}**: {said.sentence}\n")
+    cards = "".join(f"| {name} | {beyond:+.1f} |\n" for name, beyond in (result["probes"] or {}).items())
+    cards = f"\n| the report card's probe | beyond its retrain control (points) |\n|---|---|\n{cards}" if cards else ""
+    said_md = f"{title}\n\n{head}\n{table}\n{cards}\n**{said.word}**: {said.sentence}\n"
+    atomic_write_text(out / "reading.md", said_md)
     return result
 
 
