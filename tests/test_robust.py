@@ -132,3 +132,27 @@ def test_the_report_cards_row_becomes_the_rules_probes_without_the_attack_and_it
     assert [p.holds for p in probes] == [True, False, True]  # +6 is beyond the 5-point margin; -12 % leaks nothing
     said = reading("x", [Judged("shipped", 3.0, 0.0)], probes)
     assert said.word == "robust to SUA, hidden" and "soft prompt, 5 vectors +6.0" in said.sentence
+
+
+def test_about_says_what_the_defence_fixed_and_what_it_did_not_from_the_files(tmp_path):
+    """The About's section is drawn from each model's reading.json and the cost benchmark's file, nothing typed."""
+    import json
+
+    from sua_demo.ui.about import robust_words
+
+    def reading(model: str, beyond: float, probes: dict, word: str) -> None:
+        folder = tmp_path / "robust_attacks" / model
+        folder.mkdir(parents=True)
+        attack = {"name": "shipped", "beyond": beyond, "p": 0.5}
+        said = {"attacks": [attack], "probes": probes, "reading": word, "sentence": f"{model} is {word}."}
+        (folder / "reading.json").write_text(json.dumps(said))
+
+    assert robust_words(tmp_path) is None  # nothing robust read yet: no section
+    reading("idk", 8.6, {"relearn 50 steps": 51.8, "8-bit weights": 0.0}, "hidden")
+    reading("idk_robust", 1.0, {"relearn 50 steps": 2.0, "soft prompt, 5 vectors": 7.5}, "robust to SUA, hidden")
+    cost = {"cpu": "CPU: Test CPU, 2 cores", "methods": {"idk": {"ratio": 1.93}}}
+    (tmp_path / "robust_cost.json").write_text(json.dumps(cost))
+    text = robust_words(tmp_path)
+    assert "| IDK against δ (trained against a universal noise) | +1.0 (p = 0.5) | not run yet | " in text
+    assert "soft prompt, 5 vectors +7.5 | **robust to SUA, hidden** |" in text
+    assert "it no longer gives back relearn 50 steps." in text and "IDK 1.9x (Test CPU)" in text

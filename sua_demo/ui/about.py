@@ -207,3 +207,73 @@ def people_words(people: dict[str, Any]) -> str:
         f"Today's tower, the attack fitted on {counts} of the 15 people the model was asked to forget, each with "
         f"every control. {sentence}"
     )
+
+
+def _reading(root: Path, model: str) -> dict[str, Any] | None:
+    path = root / "robust_attacks" / model / "reading.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _attack_cell(found: dict[str, Any], name: str) -> str:
+    row = next((a for a in found["attacks"] if a["name"].startswith(name)), None)
+    return "not run yet" if row is None else f"{row['beyond']:+.1f} (p = {row['p']:.2g})"
+
+
+def _leaks(found: dict[str, Any], margin: float) -> dict[str, float]:
+    return {name: beyond for name, beyond in (found.get("probes") or {}).items() if beyond > margin}
+
+
+def robust_words(models: Path, margin: float = 5.0) -> str | None:
+    """Robust unlearning (docs/robust.md) in words and one table, from each model's reading (studies/robust_attacks.py
+    --read) and the cost benchmark's file: what the defence fixed and what it did not. None before any robust model
+    was read."""
+    found = {m: _reading(models, m) for m in (*shipped.DEMO, *shipped.ROBUST)}
+    if not any(found[m] for m in shipped.ROBUST):
+        return None
+    lines = [
+        "### Can unlearning resist SUA? Trained against a universal noise",
+        "",
+        "Each demo method unlearned again with a universal δ moved against it at every step (docs/robust.md, whose "
+        f"rule was fixed before any attack): *robust to SUA* if every judged attack brings back at most {margin:g} "
+        "points more than on the retrain control on unseen people's held-out photos (and the paired test finds no "
+        "recovery); *removed* only if every probe of the report card stays within that margin too.",
+        "",
+        "| model | shipped δ, beyond retrain | adaptive δ (4x steps, 5 restarts) | probes that bring it back | reading"
+        " |",
+        "|---|---|---|---|---|",
+    ]
+    for model, said in found.items():
+        if said is None:
+            continue
+        leaks = ", ".join(f"{name} {beyond:+.1f}" for name, beyond in _leaks(said, margin).items())
+        probes = leaks or ("none" if said.get("probes") else "not audited yet")
+        lines.append(f"| {shipped.label(model)} | {_attack_cell(said, 'shipped')} | {_attack_cell(said, 'adaptive')} "
+                     f"| {probes} | **{said['reading']}** |")  # fmt: skip
+    lines += ["", *_fixed(found, margin), *_cost(models)]
+    return "\n".join(lines) + "\n"
+
+
+def _fixed(found: dict[str, Any], margin: float) -> list[str]:
+    """Per robust model, beside its plain method: the probes that leaked and now hold, and those that still leak."""
+    out = []
+    for robust, plain in zip(shipped.ROBUST, shipped.DEMO, strict=True):
+        mine, theirs = found.get(robust), found.get(plain)
+        if not mine or not theirs or not mine.get("probes"):
+            continue
+        now, before = _leaks(mine, margin), _leaks(theirs, margin)
+        fixed = [p for p in before if p not in now]
+        said = f"**{shipped.short_label(robust)}**: {mine['sentence']}"
+        if fixed:
+            said += f" Against {shipped.short_label(plain)}, it no longer gives back {', '.join(fixed)}."
+        out += [said, ""]
+    return out
+
+
+def _cost(models: Path) -> list[str]:
+    path = models / "robust_cost.json"
+    if not path.is_file():
+        return []
+    cost = json.loads(path.read_text())
+    ratios = ", ".join(f"{shipped.short_label(m)} {c['ratio']:.1f}x" for m, c in cost["methods"].items())
+    cpu = cost["cpu"].split(",")[0].removeprefix("CPU: ")
+    return [f"The defence's cost: seconds per unlearning step against plain unlearning, {ratios} ({cpu})."]

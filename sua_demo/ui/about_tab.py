@@ -7,7 +7,7 @@ import json
 import gradio as gr
 
 from sua_demo.ui import text
-from sua_demo.ui.about import about_markdown, people_words, scale_words
+from sua_demo.ui.about import about_markdown, people_words, robust_words, scale_words
 
 
 def build() -> None:
@@ -18,6 +18,9 @@ def build() -> None:
     gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
     about = about_markdown(world.noise, world.name, world.audit)
     gr.Markdown(about, elem_id="about", elem_classes="wide-tables")
+    robust = robust_words(world.models)  # docs/robust.md: what training against δ fixed, once a robust model is read
+    if robust:
+        gr.Markdown(robust, elem_id="about-robust", elem_classes="wide-tables")
     trend = world.models / "scale" / "trend.json"  # the size study (docs/scale.md), built on the faithful world
     if trend.is_file():
         from sua_demo.plots import scale_figure
