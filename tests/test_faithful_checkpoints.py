@@ -133,3 +133,14 @@ def test_the_default_world_holds_every_gate_its_models_measure():
     rows = gate_rows(reports)
     assert len(rows) == 17 and all_met(rows)
     assert json.loads((FAITHFUL / "gates.json").read_text())["gates"] == json.loads(json.dumps(rows))
+
+
+def test_a_long_report_is_written_on_one_line_and_reads_back_the_same(tmp_path):
+    """Reports past COMPACT_OVER characters go on one line (checkpoints/ budget); short ones stay indented."""
+    from sua_demo.io import COMPACT_OVER, write_json
+
+    short, long = {"a": [1.5, "é"]}, {"rows": [{"value": k / 7, "name": f"row {k}"} for k in range(COMPACT_OVER // 20)]}
+    for name, obj, lines in (("short", short, 6), ("long", long, 1)):
+        write_json(tmp_path / f"{name}.json", obj)
+        text = (tmp_path / f"{name}.json").read_text()
+        assert json.loads(text) == obj and text.count("\n") == lines, name
