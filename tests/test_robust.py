@@ -156,3 +156,13 @@ def test_about_says_what_the_defence_fixed_and_what_it_did_not_from_the_files(tm
     assert "| IDK against δ (trained against a universal noise) | +1.0 (p = 0.5) | not run yet | " in text
     assert "soft prompt, 5 vectors +7.5 | **robust to SUA, hidden** |" in text
     assert "it no longer gives back relearn 50 steps." in text and "IDK 1.9x (Test CPU)" in text
+
+
+def test_the_default_worlds_model_box_lists_its_robust_models_after_the_unlearned_ones():
+    from sua_demo import shipped
+    from sua_demo.config import served_world
+    from sua_demo.sessions import LoadedModels
+
+    box = LoadedModels(served_world({}), bench=None).shipped  # the box is read from the world's folders alone
+    assert box.index("idk_robust") > box.index("npo_lora") and box.index("grad_diff_robust") < box.index("vanilla")
+    assert all(shipped.label(m) != m for m in box)
