@@ -29,6 +29,7 @@ from pathlib import Path
 
 from sua_demo.analysis.paired import against_controls
 from sua_demo.analysis.robust_reading import Judged, card_probes, reading
+from sua_demo.analysis.split_gains import attack_table, split_gains
 from sua_demo.attacks import ATTACKS, AttackConfig, load_noise
 from sua_demo.audit.run import LABELS
 from sua_demo.build import SHIPPED_PRECISION
@@ -106,6 +107,23 @@ def judged(name: str, deltas: dict[int, Path], models: dict, banks: dict, bench:
     return Judged(name, mean(gains), mean(controls), against_controls(right_delta, right_controls))
 
 
+def every_group(world: Path, model: str, splits: list[int]) -> str:
+    """The shipped, adaptive and 2ε attacks that are finished, on groups a, b and c with every control: each split's
+    own record (the adaptive's from the restart it chose)."""
+    folders = {
+        "shipped": {s: world / "noise" / model for s in splits},
+        "adaptive (4x steps, 5 restarts)": {s: p.parent for s, p in
+                                             adaptive_deltas(world / "robust_attacks" / model, splits).items()},
+        "2ε (reported, not judged)": {s: world / "robust_attacks" / model / "eps32" for s in splits},
+    }  # fmt: skip
+    found = {}
+    for name, where in folders.items():
+        records = [where[s] / f"split{s}.json" for s in splits if s in where]
+        if len(records) == len(splits) and all(r.is_file() for r in records):
+            found[name] = split_gains({"splits": [json.loads(r.read_text())["result"] for r in records]})
+    return attack_table(found) if found else ""
+
+
 def card_row(world: Path, model: str) -> dict | None:
     """The model's row of the world's report card (`sua report-card` over its audits), None before its audit."""
     card = world / "audit" / "report_card.json"
@@ -163,7 +181,13 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
     title = f"# {model}, world {seed}: unseen people's held-out photos"
     cards = "".join(f"| {name} | {beyond:+.1f} |\n" for name, beyond in (result["probes"] or {}).items())
     cards = f"\n| the report card's probe | beyond its retrain control (points) |\n|---|---|\n{cards}" if cards else ""
-    said_md = f"{title}\n\n{head}\n{table}\n{cards}\n**{said.word}**: {said.sentence}\n"
+    groups = every_group(world, model, splits)
+    groups = (
+        f"\n## Every group, every control (gain over the clean photo, points, mean ± sd over splits)\n\n{groups}"
+        if groups
+        else ""
+    )
+    said_md = f"{title}\n\n{head}\n{table}\n{cards}\n**{said.word}**: {said.sentence}\n{groups}"
     atomic_write_text(out / "reading.md", said_md)
     return result
 

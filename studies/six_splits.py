@@ -16,7 +16,7 @@ import json
 import logging
 import time
 
-from sua_demo.analysis.more_splits import split_gains, table
+from sua_demo.analysis.split_gains import split_gains, table
 from sua_demo.build import DEMO_MODELS, noise_protocol
 from sua_demo.config import faithful_bench
 from sua_demo.dataset import build_bench

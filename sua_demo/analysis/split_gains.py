@@ -1,7 +1,7 @@
-"""The default world's headline over more attacker/unseen splits (issue 58): the shipped report's splits beside
-splits run later, blind, with every control, read the same way the headline reads them (generation exact match,
-points, each condition's gain over the clean photo on the same model), so a reader sees how far three splits
-understated the spread."""
+"""An attack's gains per attacker/unseen split, read the way the headline reads them (generation exact match, points,
+each condition's gain over the clean photo on the same model, every control): the default world's headline over
+more splits (issue 58: the shipped report's beside splits run later, blind) and each attack on a robust model
+(docs/robust.md), group by group."""
 
 from __future__ import annotations
 
@@ -64,3 +64,16 @@ def table(gains: dict[int, dict[str, dict[str, float]]], first: list[int]) -> st
 
 def _names(splits: list[int]) -> str:
     return ", ".join(str(k) for k in splits)
+
+
+def attack_table(attacks: dict[str, dict[int, dict[str, dict[str, float]]]]) -> str:
+    """Per attack (its gains per split) and group: δ and each control, and δ beyond the best control, mean ± sd over
+    splits, in markdown."""
+    head = ["attack", "group", *CONDITIONS, "δ beyond the best control"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---|" * (len(head) - 2)]
+    for attack, gains in attacks.items():
+        for label, group in GROUPS.items():
+            cells = [_cell([g[group][c] for g in gains.values()]) for c in CONDITIONS]
+            beyond = [g[group]["δ"] - max(v for c, v in g[group].items() if c != "δ") for g in gains.values()]
+            lines.append("| " + " | ".join([attack, label, *cells, _cell(beyond)]) + " |")
+    return "\n".join(lines) + "\n"
