@@ -311,8 +311,9 @@ def copy_reports(src: Path, out: Path) -> Path | None:
         return None  # a world rebuilt in part (one model, or its vanilla again) must not replace its shipped reports
     # another share of attacker people (noise_fraction*/) ships its reports without the per-split resume records,
     # which repeat the report's splits: checkpoints/ stays inside its 60 MiB
-    patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "noise*/*/report.json", "noise*/*/report.md",
-                "noise/*/split*.json", "audit/*/audit.json", "audit/*/audit.md")  # fmt: skip
+    patterns = ("*/eval.json", "*/eval.md", "gates.json", "gates.md", "robust_gates.json", "robust_gates.md",
+                "noise*/*/report.json", "noise*/*/report.md", "noise/*/split*.json", "audit/*/audit.json",
+                "audit/*/audit.md")  # fmt: skip
     for pattern in patterns:
         for path in src.glob(pattern):
             target = out / path.relative_to(src)
@@ -351,11 +352,13 @@ def train_rule_gates(out: Path = REPORTS) -> str:
     )
 
 
-def gates_over_worlds(out: Path = FAITHFUL, found: dict[int, Path] | None = None, title: str = "") -> str:
-    """gates_worlds.md: every gate, one column per faithful world built so far (by default under the shipped rules:
-    the default world's own gates.json and the others' shipped copies; or `found`, world seed -> gates.json), and
-    how many hold in each. Rows not built in any world are left out."""
-    found = found or {s: f / "gates.json" for s, f in _world_folders(RULE_REPORTS, FAITHFUL).items()}
+def gates_over_worlds(
+    out: Path = FAITHFUL, found: dict[int, Path] | None = None, title: str = "", stem: str = "gates"
+) -> str:
+    """<stem>_worlds.md: every gate, one column per faithful world built so far (by default under the shipped rules:
+    the default world's own <stem>.json and the others' shipped copies; or `found`, world seed -> gates.json), and
+    how many hold in each. Rows not built in any world are left out. `stem` "robust_gates": robust unlearning's."""
+    found = found or {s: f / f"{stem}.json" for s, f in _world_folders(RULE_REPORTS, FAITHFUL).items()}
     worlds = {seed: json.loads(path.read_text())["gates"] for seed, path in sorted(found.items()) if path.is_file()}
     built = [[r for r in rows if r["value"] is not None] for rows in worlds.values()]
     keys = list(dict.fromkeys((r["model"], r["group"], r["metric"], r["gate"]) for rows in built for r in rows))
@@ -376,5 +379,5 @@ def gates_over_worlds(out: Path = FAITHFUL, found: dict[int, Path] | None = None
         f"world {s}: {sum(bool(r['met']) for r in rows)} of {len(rows)}" for s, rows in zip(worlds, built, strict=True)
     ]
     text = "\n".join(lines) + "\n\nGates held: " + "; ".join(held) + ".\n"
-    atomic_write_text(out / "gates_worlds.md", text)
+    atomic_write_text(out / f"{stem}_worlds.md", text)
     return text

@@ -78,9 +78,12 @@ def test_the_gate_table_over_worlds_is_rebuilt_from_the_shipped_gates(tmp_path):
     """gates_worlds.md says what each world's shipped gates.json says: under the shipped rules (the default world's,
     and the copies of the others' reports under checkpoints/faithful/validation/), and under the train-photo rule
     the worlds were first built with (checkpoints/faithful/worlds/)."""
+    from sua_demo.cli.build import ROBUST_TITLE
     from sua_demo.faithful import FAITHFUL, REPORTS, gates_over_worlds, train_rule_gates
 
     assert gates_over_worlds(tmp_path) == (FAITHFUL / "gates_worlds.md").read_text()
+    robust = gates_over_worlds(tmp_path, title=ROBUST_TITLE, stem="robust_gates")  # docs/robust.md's models
+    assert robust == (FAITHFUL / "robust_gates_worlds.md").read_text() and "| idk_robust | forget/train |" in robust
     assert train_rule_gates(tmp_path) == (REPORTS / "gates_worlds.md").read_text()  # the worlds as first built
 
 

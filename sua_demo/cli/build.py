@@ -12,6 +12,8 @@ from sua_demo.cli.flags import fraction, positive_int, seed_number
 from sua_demo.config import CHECKPOINTS, BenchConfig
 from sua_demo.errors import BadValueError
 
+ROBUST_TITLE = "Quality gates of robust unlearning over the faithful worlds (docs/robust.md)"
+
 
 def cmd_build_all(args: argparse.Namespace) -> None:
     from sua_demo.build import build_all
@@ -65,6 +67,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         if not args.validation:  # a study's models (runs/faithful/validation/) ship by hand, if ever
             ship_reports(seed)  # a world beside the default one: its reports ship, its models stay in runs/
     gates_over_worlds()  # the shipped rules' table, and the train-photo rule's record beside it
+    gates_over_worlds(title=ROBUST_TITLE, stem="robust_gates")
     train_rule_gates()
     if args.attack:  # every faithful world attacked so far, beside the first world's summary
         compare_worlds(CHECKPOINTS / "noise" / "worlds.json", attacked_worlds(), FAITHFUL, validation_attacked())
