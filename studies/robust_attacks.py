@@ -145,7 +145,8 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
     banks = {k: ImageBank(bench, m) for k, m in models.items()}
     rows = [judged(n, d, models, banks, bench) for n, d in finished.items()]
     probes = card_row(world, model)
-    said = reading(model, rows, card_probes(probes, LABELS) if probes else [])
+    pending = [n for n in attacks if n not in finished]
+    said = reading(model, rows, card_probes(probes, LABELS) if probes else [], pending)
     result = {
         "model": model,
         "world": seed,

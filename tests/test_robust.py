@@ -115,6 +115,10 @@ def test_the_reading_rule_says_hidden_robust_or_removed_as_fixed_in_docs_robust(
     assert "world 2: hidden" in over_worlds("x", {0: removed, 2: reading("x", [Judged("s", 9, 0, quiet)], [])})
     with pytest.raises(ValueError):
         reading("x", [twice], [])
+    waiting = reading("x", [shipped], [relearn], pending=["adaptive"])  # robust needs every judged attack
+    assert waiting.word == "robust to SUA (provisional), hidden" and "adaptive not finished" in waiting.sentence
+    assert reading("x", [shipped], [Judged("r", 1.0, 0.0)], pending=["adaptive"]).word == "removed (provisional)"
+    assert reading("x", [Judged("s", 9, 0, quiet)], [], pending=["adaptive"]).word == "hidden"  # a finished one breaks
 
 
 def test_the_report_cards_row_becomes_the_rules_probes_without_the_attack_and_its_control():

@@ -48,8 +48,10 @@ class Reading:
     sentence: str
 
 
-def reading(method: str, attacks: Sequence[Judged], probes: Sequence[Judged]) -> Reading:
-    """The rule for one method in one world. Nothing judged (no attack run yet) is not a reading: it refuses."""
+def reading(method: str, attacks: Sequence[Judged], probes: Sequence[Judged], pending: Sequence[str] = ()) -> Reading:
+    """The rule for one method in one world. Nothing judged (no attack run yet) is not a reading: it refuses.
+    `pending`: judged attacks not finished yet; "hidden" by a finished attack stands, anything that needs every
+    attack to hold ("robust", "removed") is said to be provisional and names what is missing."""
     judged = [a for a in attacks if a.judged]
     if not judged:
         raise ValueError(f"{method}: no judged attack to read")
@@ -57,6 +59,16 @@ def reading(method: str, attacks: Sequence[Judged], probes: Sequence[Judged]) ->
     if broken:
         said = "; ".join(a.said() for a in broken)
         return Reading("hidden", f"{method} is not robust to SUA, so what it unlearned is hidden: {said}.")
+    found = _holding(method, probes)
+    if not pending:
+        return found
+    word = found.word.replace("robust to SUA", "robust to SUA (provisional)")
+    word = word.replace("removed", "removed (provisional)")
+    return Reading(word, f"{found.sentence} Provisional: {', '.join(pending)} not finished, and the rule needs it.")
+
+
+def _holding(method: str, probes: Sequence[Judged]) -> Reading:
+    """The reading once every judged attack holds."""
     leaks = [p for p in probes if not p.holds]
     if leaks:
         said = "; ".join(p.said() for p in leaks)
