@@ -231,6 +231,31 @@ def _where(source: str) -> tuple[Path | None, str]:
     return lora_dir, _resolve_base(path) if lora_dir else source
 
 
+def _load_model(
+    base: str, base_local: bool, config: Any, dtype: torch.dtype, device_map: str | None, trust_remote_code: bool
+) -> Any:
+    """The weights: from a folder that borrows its unchanged tensors (models/shared_weights.py), or as transformers
+    saved them."""
+    from transformers import AutoModelForImageTextToText, GenerationConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING
+
+    state = whole_state(Path(base)) if base_local else None
+    if state is None:
+        return AutoModelForImageTextToText.from_pretrained(
+            base,
+            dtype=dtype,
+            device_map=device_map,
+            trust_remote_code=trust_remote_code,
+            use_safetensors=True,  # a Hub repo with only pickled weights fails here rather than unpickling
+        )
+    model = MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING[type(config)].from_pretrained(
+        None, config=config, state_dict=state, dtype=dtype, device_map=device_map
+    )
+    if (Path(base) / "generation_config.json").is_file():
+        model.generation_config = GenerationConfig.from_pretrained(base)
+    return model
+
+
 def load_adapter(
     source: str | Path,
     dtype: str | torch.dtype | None = None,
@@ -245,8 +270,7 @@ def load_adapter(
     device_map="auto" lets accelerate place a model too large for one device; remote code stays off
     unless `trust_remote_code` says otherwise, since it runs code from the model folder; no device named: where
     $SUA_DEVICE says (`build_device`), else the CPU."""
-    from transformers import AutoConfig, AutoModelForImageTextToText, GenerationConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING
+    from transformers import AutoConfig
 
     check_device(device)
     if device is None and device_map is None and os.environ.get(DEVICE_ENV):
@@ -263,21 +287,7 @@ def load_adapter(
             check_safetensors(Path(base))  # before anything is read from a pickled file
         processor = _load_processor(base, config, trust_remote_code)
         torch_dtype = resolve_dtype(dtype or "float32", device or device_map)
-        state = whole_state(Path(base)) if base_local else None  # a folder that borrows its unchanged tensors
-        if state is not None:
-            model = MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING[type(config)].from_pretrained(
-                None, config=config, state_dict=state, dtype=torch_dtype, device_map=device_map
-            )
-            if (Path(base) / "generation_config.json").is_file():
-                model.generation_config = GenerationConfig.from_pretrained(base)
-        else:
-            model = AutoModelForImageTextToText.from_pretrained(
-                base,
-                dtype=torch_dtype,
-                device_map=device_map,
-                trust_remote_code=trust_remote_code,
-                use_safetensors=True,  # a Hub repo with only pickled weights fails here rather than unpickling
-            )
+        model = _load_model(base, base_local, config, torch_dtype, device_map, trust_remote_code)
     except SuaError:
         raise
     except (OSError, ValueError, SafetensorError, pickle.UnpicklingError) as err:
