@@ -160,6 +160,8 @@ def test_about_says_what_the_defence_fixed_and_what_it_did_not_from_the_files(tm
     assert "| IDK against δ (trained against a universal noise) | +1.0 (p = 0.5) | not run yet | " in text
     assert "soft prompt, 5 vectors +7.5 | **robust to SUA, hidden** |" in text
     assert "it no longer gives back relearn 50 steps." in text and "IDK 1.9x (Test CPU)" in text
+    assert "the shipped δ brings back +1.0 points more than on the retrain control (p = 0.5)" in text
+    assert "idk_robust" not in text and "docs/" not in text  # a visitor reads labels, not file names
 
 
 def test_the_default_worlds_model_box_lists_its_robust_models_after_the_unlearned_ones():

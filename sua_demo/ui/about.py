@@ -233,8 +233,8 @@ def robust_words(models: Path, margin: float = 5.0) -> str | None:
     lines = [
         "### Can unlearning resist SUA? Trained against a universal noise",
         "",
-        "Each demo method unlearned again with a universal δ moved against it at every step (docs/robust.md, whose "
-        f"rule was fixed before any attack): *robust to SUA* if every judged attack brings back at most {margin:g} "
+        "Each demo method unlearned again with a universal δ moved against it at every step, read by a rule written "
+        f"down before any attack: *robust to SUA* if every judged attack brings back at most {margin:g} "
         "points more than on the retrain control on unseen people's held-out photos (and the paired test finds no "
         "recovery); *removed* only if every probe of the report card stays within that margin too.",
         "",
@@ -254,15 +254,19 @@ def robust_words(models: Path, margin: float = 5.0) -> str | None:
 
 
 def _fixed(found: dict[str, Any], margin: float) -> list[str]:
-    """Per robust model, beside its plain method: the probes that leaked and now hold, and those that still leak."""
+    """Per robust model, beside its plain method, in words: what the shipped δ does now, the probes that still bring
+    the knowledge back, and those that did on the plain method and no longer do."""
     out = []
     for robust, plain in zip(shipped.ROBUST, shipped.DEMO, strict=True):
         mine, theirs = found.get(robust), found.get(plain)
         if not mine or not theirs or not mine.get("probes"):
             continue
         now, before = _leaks(mine, margin), _leaks(theirs, margin)
+        row = next(a for a in mine["attacks"] if a["name"] == "shipped")
+        said = f"**{shipped.short_label(robust)}**: on unseen people the shipped δ brings back {row['beyond']:+.1f} "
+        said += f"points more than on the retrain control (p = {row['p']:.2g})"
+        said += f"; still brought back by {', '.join(now)}." if now else "; no probe brings it back."
         fixed = [p for p in before if p not in now]
-        said = f"**{shipped.short_label(robust)}**: {mine['sentence']}"
         if fixed:
             said += f" Against {shipped.short_label(plain)}, it no longer gives back {', '.join(fixed)}."
         out += [said, ""]
