@@ -4,7 +4,8 @@
     HF_HUB_OFFLINE=1 .venv/bin/python studies/robust_attacks.py --world 0 --models idk_robust --read
 
 Each variant runs the recovery protocol (`eval.protocol.run_protocol`: every control, splits 0 1 2, blind) into
-`<world>/robust_attacks/<model>/<variant>/`, and resumes split by split when run again:
+`runs/faithful/robust_attacks/<world folder>/<model>/<variant>/` (1 MB a variant, not shipped), and resumes
+split by split when run again:
 - `restart0` … `restart4`: the shipped recipe at 4x its steps from a random start of seed k; per split, the restart
   whose δ ends with the lowest attacker-side loss (its own record) is the adaptive attack's;
 - `eps32`: the shipped recipe at 2ε (reported, not judged);
@@ -40,7 +41,7 @@ from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import attack_split, protocol_groups, recovery_answers
-from sua_demo.faithful import ATTACK_SPLITS, world_dir
+from sua_demo.faithful import ATTACK_SPLITS, RUNS, world_dir
 from sua_demo.io import atomic_write_text, write_json
 from sua_demo.machine import describe
 from sua_demo.models.loading import load_adapter
@@ -59,13 +60,19 @@ VARIANTS = {
 UNSEEN = "c_unseen_heldout"
 
 
+def runs_dir(world: Path, model: str) -> Path:
+    """Where a model's attack variants run (their δ files and per-split records: about 1 MB a variant, so under runs/,
+    not checkpoints/); the reading beside the world's reports is what ships."""
+    return RUNS / "robust_attacks" / world.name / model
+
+
 def attack(world: Path, model: str, variants: list[str], splits: list[int], seed: int) -> None:
     """Each variant's protocol on `model`, with every control; finished splits are read back, not run again."""
     bench = build_bench(faithful_bench(seed))
     for name in variants:
         cfg, extras = VARIANTS[name]
         protocol = ProtocolConfig(attack=cfg, splits=splits, extras=extras)
-        out = world / "robust_attacks" / model / name
+        out = runs_dir(world, model) / name
         run_protocol(world / model, world / "retrain", bench, protocol, out, vanilla=world / "vanilla")
         log.info("%s %s done on %s", model, name, describe())
 
@@ -113,8 +120,8 @@ def every_group(world: Path, model: str, splits: list[int]) -> str:
     folders = {
         "shipped": {s: world / "noise" / model for s in splits},
         "adaptive (4x steps, 5 restarts)": {s: p.parent for s, p in
-                                             adaptive_deltas(world / "robust_attacks" / model, splits).items()},
-        "2ε (reported, not judged)": {s: world / "robust_attacks" / model / "eps32" for s in splits},
+                                             adaptive_deltas(runs_dir(world, model), splits).items()},
+        "2ε (reported, not judged)": {s: runs_dir(world, model) / "eps32" for s in splits},
     }  # fmt: skip
     found = {}
     for name, where in folders.items():
@@ -136,7 +143,7 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
     the rule's sentence."""
     shipped = {s: world / "noise" / model / f"delta_split{s}.safetensors" for s in splits}
     attacks = {"shipped": {s: p for s, p in shipped.items() if p.is_file()}}
-    attacks["adaptive (4x steps, 5 restarts)"] = adaptive_deltas(world / "robust_attacks" / model, splits)
+    attacks["adaptive (4x steps, 5 restarts)"] = adaptive_deltas(runs_dir(world, model), splits)
     finished = {n: d for n, d in attacks.items() if len(d) == len(splits)}
     if not finished:
         raise SystemExit(f"robust_attacks.py: no finished attack on {model} in {world} to read")
