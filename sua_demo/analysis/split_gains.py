@@ -51,7 +51,7 @@ def table(gains: dict[int, dict[str, dict[str, float]]], first: list[int]) -> st
     for label, group in GROUPS.items():
         sua = {k: g[group]["δ"] for k, g in gains.items()}
         controls = [_cell([g[group][c] for g in gains.values()]) for c in list(CONDITIONS)[1:]]
-        beyond = [g[group]["δ"] - max(v for c, v in g[group].items() if c != "δ") for g in gains.values()]
+        beyond = _beyond(gains, group)
         row = [
             label,
             _cell([sua[k] for k in first if k in sua]),
@@ -60,6 +60,11 @@ def table(gains: dict[int, dict[str, dict[str, float]]], first: list[int]) -> st
         ]
         lines.append("| " + " | ".join([*row, *controls, _cell(beyond)]) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _beyond(gains: dict[int, dict[str, dict[str, float]]], group: str) -> list[float]:
+    """δ's gain less the best control's, per split."""
+    return [g[group]["δ"] - max(v for c, v in g[group].items() if c != "δ") for g in gains.values()]
 
 
 def _names(splits: list[int]) -> str:
@@ -74,6 +79,6 @@ def attack_table(attacks: dict[str, dict[int, dict[str, dict[str, float]]]]) -> 
     for attack, gains in attacks.items():
         for label, group in GROUPS.items():
             cells = [_cell([g[group][c] for g in gains.values()]) for c in CONDITIONS]
-            beyond = [g[group]["δ"] - max(v for c, v in g[group].items() if c != "δ") for g in gains.values()]
+            beyond = _beyond(gains, group)
             lines.append("| " + " | ".join([attack, label, *cells, _cell(beyond)]) + " |")
     return "\n".join(lines) + "\n"
