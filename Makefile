@@ -53,7 +53,7 @@ checkpoints: install
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(VENV)/bin/sua build-all --only vanilla & v=$$!; \
 	OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 $(VENV)/bin/sua build-all --only retrain & r=$$!; \
 	wait $$v && wait $$r
-	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only $$($(PY) -m sua_demo.shipped unlearned)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/sua -v build-all --only $$($(PY) -m sua_demo.core.shipped unlearned)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-dncnn
 	HF_HUB_OFFLINE=1 $(VENV)/bin/sua train-ddpm
 
@@ -83,7 +83,7 @@ recipes-table: install
 
 # The residual-knowledge audit of every shipped unlearned model (after `make noises`: it reads their deltas).
 audits: install
-	for m in $$($(PY) -m sua_demo.shipped unlearned); do \
+	for m in $$($(PY) -m sua_demo.core.shipped unlearned); do \
 	  HF_HUB_OFFLINE=1 $(VENV)/bin/sua audit checkpoints/tiny-llava/$$m || exit 1; done
 
 clean:

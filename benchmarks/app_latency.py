@@ -157,7 +157,7 @@ def estimate_error(timeline: list[tuple[float, str]], total: float) -> str:
 
 def cli_steps_per_second(steps: int, world: str) -> float:
     """The library's own loop on the same model, batch and settings as the app's Optimise, in this process."""
-    from sua_demo.config import shipped_world
+    from sua_demo.core.config import shipped_world
     from sua_demo.engine import Engine
 
     eng = Engine(shipped_world(world))
@@ -173,7 +173,7 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=7870)
     ap.add_argument("--world", choices=["first", "faithful"], default="faithful", help="the world to serve")
     args = ap.parse_args()
-    from sua_demo.config import WORLD_ENV, shipped_world
+    from sua_demo.core.config import WORLD_ENV, shipped_world
     from sua_demo.dataset import build_bench
 
     # forget people, the same four on the first world as before this option: #5, #14, #51, #72
@@ -240,8 +240,8 @@ def heavy_jobs(url: str, proc: subprocess.Popen, person: str) -> dict:
 
 
 def report(m: dict, world: str) -> None:
-    from sua_demo.machine import describe
-    from sua_demo.threads import usable_cores
+    from sua_demo.core.machine import describe
+    from sua_demo.core.threads import usable_cores
 
     steps, done, answers = m["steps"], m["done"], m["answers"]
     first_point = m["timeline"][0][0] if m["timeline"] else None  # the first streamed update carries the first loss

@@ -32,15 +32,15 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.attacks.speed import attack_mode
-from sua_demo.config import shipped_world, shown_path
-from sua_demo.data import Example, ExampleSampler, ImageBank
+from sua_demo.core.config import shipped_world, shown_path
+from sua_demo.core.machine import describe
+from sua_demo.core.precision import resolve
 from sua_demo.dataset import build_bench
 from sua_demo.denoisers import build_denoiser
 from sua_demo.eval.recovery import attack_split, attacker_examples
-from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 from sua_demo.models.base import IGNORE, VisionLanguageAdapter
-from sua_demo.precision import resolve
+from sua_demo.models.examples import Example, ExampleSampler, ImageBank
 
 
 class ReferenceStep:

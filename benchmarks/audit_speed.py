@@ -15,12 +15,12 @@ import tempfile
 import time
 
 from sua_demo.audit.run import audit_models, run_audit
-from sua_demo.config import CHECKPOINTS, BenchConfig
-from sua_demo.data import ImageBank
+from sua_demo.core.config import CHECKPOINTS, BenchConfig
+from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
 from sua_demo.eval.recovery import attack_split
-from sua_demo.machine import describe
 from sua_demo.models import load_adapter
+from sua_demo.models.examples import ImageBank
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ import httpx
 import psutil
 from gradio_client import Client
 
-from sua_demo.machine import describe
+from sua_demo.core.machine import describe
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADLINE = "class='headline'"  # the verdict's headline: the first verdict is on the page
@@ -247,8 +247,8 @@ def open_page(page: Page, tally: Tally) -> None:
 
 def prepare_face(page: Page, seed: int) -> None:
     """Four procedural photos uploaded and read into the session, a name and facts invented: ready to click."""
-    from sua_demo.config import BenchConfig
-    from sua_demo.enrol.visitor import procedural_photos
+    from sua_demo.core.config import BenchConfig
+    from sua_demo.your_face.visitor import procedural_photos
 
     files = []
     for k, photo in enumerate(procedural_photos(seed, BenchConfig(), 4)):
@@ -366,7 +366,7 @@ def heavy_before(url: str, steps: int, tally: Tally) -> threading.Thread | None:
     the page (it is under way once this returns)."""
     if not steps:
         return None
-    from sua_demo.sessions import DEFAULT_MODEL
+    from sua_demo.engine.model_cache import DEFAULT_MODEL
 
     client = Client(url, verbose=False, download_files=False, analytics_enabled=False)
     job = threading.Thread(target=run_optimise, args=(client, DEFAULT_MODEL, steps, tally))

@@ -16,11 +16,11 @@ import gc
 import time
 from pathlib import Path
 
-from sua_demo.config import BenchConfig
-from sua_demo.enrol.visitor import procedural_photos
-from sua_demo.machine import describe
+from sua_demo.core.config import BenchConfig
+from sua_demo.core.machine import describe
 from sua_demo.ui import your_face
 from sua_demo.ui.app_state import AppState
+from sua_demo.your_face.visitor import procedural_photos
 
 
 def rss_mb() -> float:

@@ -44,7 +44,7 @@ def random_llava(name: str, layers: int | None, device: str, dtype: torch.dtype)
     tokenizer covers the bench's text (ids beyond it are simply never used)."""
     from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
 
-    from sua_demo.config import TinyModelConfig
+    from sua_demo.core.config import TinyModelConfig
     from sua_demo.dataset import build_bench
     from sua_demo.models.llava import LlavaAdapter
     from sua_demo.models.tiny_llava import bench_corpus, build_processor, build_tokenizer
@@ -107,11 +107,11 @@ def run(args: argparse.Namespace) -> None:
     from transformers.utils import logging as hf_logging
 
     from sua_demo.attacks import ATTACKS, AttackConfig
-    from sua_demo.data import ExampleSampler, ImageBank
+    from sua_demo.core.machine import describe
     from sua_demo.dataset import build_bench
     from sua_demo.eval.recovery import attack_split, attacker_examples
-    from sua_demo.machine import describe
     from sua_demo.models import load_adapter
+    from sua_demo.models.examples import ExampleSampler, ImageBank
 
     hf_logging.disable_progress_bar()
     cuda = args.device.startswith("cuda")
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> None:
         torch.autograd.grad(loss, delta)
     flops = counter.get_total_flops()
     say("FLOPs per step (FlopCounterMode, forward + backward to delta)", f"{flops / 1e12:.2f} TFLOP")
-    from sua_demo.precision import resolve
+    from sua_demo.core.precision import resolve
 
     chosen = resolve(cfg.precision, args.device)
     say("precision", f"{chosen.name} ({chosen.reason})")

@@ -28,12 +28,15 @@ from pathlib import Path
 import torch
 
 from sua_demo.attacks import load_noise
-from sua_demo.config import served_world, shipped_world
+from sua_demo.core.config import served_world, shipped_world
+from sua_demo.core.io import write_json
+from sua_demo.core.machine import describe
+from sua_demo.core.threads import SERVING_THREADS, heavy_stream
 from sua_demo.dataset import build_bench
-from sua_demo.enrol import Visitor, invent_visitor
-from sua_demo.enrol.visitor import procedural_photos
-from sua_demo.io import write_json
-from sua_demo.lifecycle import (
+from sua_demo.models.loading import load_adapter
+from sua_demo.ui.your_face import Under
+from sua_demo.your_face import Visitor, invent_visitor
+from sua_demo.your_face.lifecycle import (
     METHODS,
     RULE_STEPS,
     EnrolReport,
@@ -43,10 +46,7 @@ from sua_demo.lifecycle import (
     rule_steps,
     run_lifecycle,
 )
-from sua_demo.machine import describe
-from sua_demo.models.loading import load_adapter
-from sua_demo.threads import SERVING_THREADS, heavy_stream
-from sua_demo.ui.your_face import Under
+from sua_demo.your_face.visitor import procedural_photos
 
 TARGET = 120.0
 TAUGHT_GATE = 0.9  # issue 41: the taught face answers on a photo it was not taught on

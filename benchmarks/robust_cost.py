@@ -20,15 +20,15 @@ from pathlib import Path
 
 import torch
 
-from sua_demo.build import RECIPES, SHIPPED_PRECISION
-from sua_demo.config import faithful_bench
-from sua_demo.data import ImageBank
+from sua_demo.core.config import faithful_bench
+from sua_demo.core.io import write_json
+from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
-from sua_demo.faithful import FAITHFUL, SHIPPED_RULES
-from sua_demo.io import write_json
-from sua_demo.machine import describe
+from sua_demo.models.examples import ImageBank
 from sua_demo.models.loading import load_adapter
-from sua_demo.unlearn import check_groups, unlearn_adapter
+from sua_demo.unlearning.runner import check_groups, unlearn_adapter
+from sua_demo.worlds.build import RECIPES, SHIPPED_PRECISION
+from sua_demo.worlds.faithful import FAITHFUL, SHIPPED_RULES
 
 
 def step_times(method: str, steps: int) -> list[float]:

@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 from gradio_client import Client
 
-from sua_demo.machine import describe
+from sua_demo.core.machine import describe
 
 ROOT = Path(__file__).resolve().parents[1]
 

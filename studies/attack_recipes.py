@@ -21,12 +21,12 @@ import numpy as np
 
 from sua_demo.analysis.recipes import recipe_table
 from sua_demo.attacks import AttackConfig
-from sua_demo.config import BenchConfig
-from sua_demo.data import ImageBank, image_examples
+from sua_demo.core.config import BenchConfig
 from sua_demo.dataset import build_bench
 from sua_demo.eval.recovery import RETAIN_PEOPLE, TASKS, attack_split
 from sua_demo.eval.validation import VAL_GROUPS, validate
 from sua_demo.models import load_adapter
+from sua_demo.models.examples import ImageBank, image_examples
 
 BASE = AttackConfig(precision="fp32")
 GEN: tuple[str, ...] = ("gen",)

@@ -16,9 +16,9 @@ import argparse
 import logging
 import shutil
 
-from sua_demo.build import RECIPES
-from sua_demo.config import CHECKPOINTS, faithful_bench
-from sua_demo.faithful import FAITHFUL, SHIPPED_RULES, build_model, world_dir, write_gates
+from sua_demo.core.config import CHECKPOINTS, faithful_bench
+from sua_demo.worlds.build import RECIPES
+from sua_demo.worlds.faithful import FAITHFUL, SHIPPED_RULES, build_model, world_dir, write_gates
 
 RUNS = CHECKPOINTS.parent / "runs" / "val"
 

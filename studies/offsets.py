@@ -58,18 +58,18 @@ from torch.utils.hooks import RemovableHandle
 
 from sua_demo.attacks import load_noise
 from sua_demo.attacks.sua import bucketed_loss
-from sua_demo.augment import photo_jitter
-from sua_demo.config import BenchConfig, faithful_bench
-from sua_demo.data import ExampleSampler, ImageBank, questions_answers
+from sua_demo.core.augment import photo_jitter
+from sua_demo.core.config import BenchConfig, faithful_bench
+from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.evaluate import score
 from sua_demo.eval.recovery import answers_with, attack_split, attacker_examples, protocol_groups
-from sua_demo.faithful import world_dir
-from sua_demo.machine import describe
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.scale import SIZES, world_of
+from sua_demo.models.examples import ExampleSampler, ImageBank, questions_answers
+from sua_demo.worlds.faithful import world_dir
+from sua_demo.worlds.scale import SIZES, world_of
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 WORLDS = Path(__file__).resolve().parent.parent / "runs" / "worlds"  # where `make worlds` builds the other worlds

@@ -33,18 +33,18 @@ from sua_demo.analysis.robust_reading import Judged, card_probes, reading
 from sua_demo.analysis.split_gains import attack_table, split_gains
 from sua_demo.attacks import ATTACKS, AttackConfig, load_noise
 from sua_demo.audit.run import LABELS
-from sua_demo.build import SHIPPED_PRECISION
-from sua_demo.config import faithful_bench
-from sua_demo.data import ImageBank
+from sua_demo.core.config import faithful_bench
+from sua_demo.core.io import atomic_write_text, write_json
+from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import attack_split, protocol_groups, recovery_answers
-from sua_demo.faithful import ATTACK_SPLITS, RUNS, world_dir
-from sua_demo.io import atomic_write_text, write_json
-from sua_demo.machine import describe
+from sua_demo.models.examples import ImageBank
 from sua_demo.models.loading import load_adapter
+from sua_demo.worlds.build import SHIPPED_PRECISION
+from sua_demo.worlds.faithful import ATTACK_SPLITS, RUNS, world_dir
 
 log = logging.getLogger("robust_attacks")
 SHIPPED = AttackConfig(precision=SHIPPED_PRECISION)

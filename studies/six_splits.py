@@ -17,13 +17,13 @@ import logging
 import time
 
 from sua_demo.analysis.split_gains import split_gains, table
-from sua_demo.build import DEMO_MODELS, noise_protocol
-from sua_demo.config import faithful_bench
+from sua_demo.core.config import faithful_bench
+from sua_demo.core.io import atomic_write_text, write_json
+from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
 from sua_demo.eval.protocol import run_protocol
-from sua_demo.faithful import ATTACK_SPLITS, FAITHFUL, RUNS
-from sua_demo.io import atomic_write_text, write_json
-from sua_demo.machine import describe
+from sua_demo.worlds.build import DEMO_MODELS, noise_protocol
+from sua_demo.worlds.faithful import ATTACK_SPLITS, FAITHFUL, RUNS
 
 log = logging.getLogger("six_splits")
 MORE = [3, 4, 5]

@@ -28,13 +28,13 @@ import numpy as np
 
 from sua_demo.attacks import ATTACKS, AttackConfig, load_noise
 from sua_demo.attacks.per_image import per_image_pgd
-from sua_demo.build import SHIPPED_PRECISION
-from sua_demo.config import BenchConfig
-from sua_demo.data import Example, ImageBank, image_examples
+from sua_demo.core.config import BenchConfig
 from sua_demo.dataset import build_bench
 from sua_demo.eval.evaluate import answer, score
 from sua_demo.eval.recovery import answers_with, attack_split
 from sua_demo.models import load_adapter
+from sua_demo.models.examples import Example, ImageBank, image_examples
+from sua_demo.worlds.build import SHIPPED_PRECISION
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 GEN = ("gen",)

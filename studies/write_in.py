@@ -30,13 +30,13 @@ import numpy as np
 
 from sua_demo.analysis.write_in import SHARES, WRONG, answers_by_fact, count, rates
 from sua_demo.attacks import load_noise
-from sua_demo.config import BenchConfig
-from sua_demo.data import ImageBank
+from sua_demo.core.config import BenchConfig
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.recovery import answers_with, attack_split, protocol_groups
 from sua_demo.models import load_adapter
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import ImageBank
 
 ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 GROUPS = ("b_attacker_heldout", "c_unseen_heldout", "retain_heldout")

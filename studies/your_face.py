@@ -20,14 +20,14 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
 from sua_demo.attacks import load_noise
-from sua_demo.config import CHECKPOINTS, World, served_world, shipped_world
+from sua_demo.core.config import CHECKPOINTS, World, served_world, shipped_world
+from sua_demo.core.io import atomic_write_text, write_json
+from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
-from sua_demo.enrol import Visitor, invent_visitor, usable_photos
-from sua_demo.enrol.visitor import procedural_photos
-from sua_demo.io import atomic_write_text, write_json
-from sua_demo.lifecycle import LifecycleConfig, report_json, rule_steps, run_lifecycle
-from sua_demo.machine import describe
 from sua_demo.models.loading import load_adapter
+from sua_demo.your_face import Visitor, invent_visitor, usable_photos
+from sua_demo.your_face.lifecycle import LifecycleConfig, report_json, rule_steps, run_lifecycle
+from sua_demo.your_face.visitor import procedural_photos
 
 OUT = CHECKPOINTS / "studies" / "your_face"
 ARTIFACTS = CHECKPOINTS.parent / "artifacts"

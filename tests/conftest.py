@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def micro_bench():
     """A few people and photos: enough for every code path, small enough for seconds."""
-    from sua_demo.config import BenchConfig
+    from sua_demo.core.config import BenchConfig
     from sua_demo.dataset import build_bench
 
     cfg = BenchConfig(n_people=8, photos_per_person=3, train_photos=2, forget_fraction=0.25, seed=1)
@@ -37,7 +37,7 @@ def micro_bench():
 
 @pytest.fixture(scope="session")
 def micro_model_cfg():
-    from sua_demo.config import TinyModelConfig
+    from sua_demo.core.config import TinyModelConfig
 
     return TinyModelConfig(
         vision_hidden=32,
@@ -52,7 +52,7 @@ def micro_model_cfg():
 
 @pytest.fixture(scope="session")
 def micro_adapter(micro_bench, micro_model_cfg):
-    from sua_demo.training import build_tiny
+    from sua_demo.training.finetune import build_tiny
 
     return build_tiny(micro_bench[0], micro_model_cfg)
 
@@ -87,7 +87,7 @@ def faithful_url(tmp_path_factory):
     import urllib.request
     from pathlib import Path
 
-    from sua_demo.config import WORLD_ENV
+    from sua_demo.core.config import WORLD_ENV
 
     port = free_port()
     folder = tmp_path_factory.mktemp("faithful_app")

@@ -13,10 +13,10 @@ from safetensors.torch import save_file
 
 from sua_demo.attacks import ATTACKS, AttackConfig
 from sua_demo.attacks.parallel import group, init_from_env, world
-from sua_demo.config import BenchConfig
-from sua_demo.data import ImageBank, image_examples
+from sua_demo.core.config import BenchConfig
 from sua_demo.dataset import build_bench
 from sua_demo.models import load_adapter
+from sua_demo.models.examples import ImageBank, image_examples
 
 CFG = AttackConfig(steps=2, batch_size=9, alpha=2 / 255, precision="fp32", stealth_weight=1.0, beta=0.5)
 

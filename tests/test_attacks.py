@@ -8,10 +8,10 @@ from safetensors.torch import save_file
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise, save_noise
 from sua_demo.attacks.per_image import per_image_pgd
 from sua_demo.attacks.speed import attack_mode
-from sua_demo.augment import light_jitter, photo_jitter
-from sua_demo.data import ImageBank, image_examples
+from sua_demo.core.augment import light_jitter, photo_jitter
+from sua_demo.core.errors import SuaError
 from sua_demo.denoisers import DENOISERS, build_denoiser
-from sua_demo.errors import SuaError
+from sua_demo.models.examples import ImageBank, image_examples
 
 
 @pytest.mark.parametrize("name", ["gaussian", "median", "jpeg", "dncnn"])
@@ -257,7 +257,7 @@ def test_ddpm_purifier_code_path_runs():
 def test_attack_after_evaluation_in_the_same_process(micro_bench, micro_model_cfg):
     """Evaluation runs under inference_mode; nothing it caches may break a later attack's backward pass."""
     from sua_demo.eval.evaluate import answer
-    from sua_demo.training import build_tiny
+    from sua_demo.training.finetune import build_tiny
 
     bench, _ = micro_bench
     adapter = build_tiny(bench, micro_model_cfg)  # fresh: nothing cached yet
@@ -304,7 +304,7 @@ def test_attack_mode_is_equivalent_and_undone(micro_adapter, micro_bench):
 def test_the_unread_vision_layer_is_skipped_with_the_same_features_and_gradient():
     """The faithful tower's projector reads layer 3 of 4 (vision_feature_layer -2): in attack mode layer 4 passes
     its input through, the image features and their input gradient stay the same, and it runs again on exit."""
-    from sua_demo.config import shipped_world
+    from sua_demo.core.config import shipped_world
     from sua_demo.models import load_adapter
 
     adapter = load_adapter(shipped_world("faithful").models / "general")
@@ -501,7 +501,7 @@ def nll_from_features(adapter, features, questions, answers):
 def test_the_l2_attack_refuses_an_optimiser_it_would_ignore(micro_adapter, optimizer):
     """Its step is the normalised gradient: a sign-step optimiser asked for must not be silently dropped."""
     from sua_demo.attacks import ATTACKS, AttackConfig
-    from sua_demo.errors import BadValueError
+    from sua_demo.core.errors import BadValueError
 
     with pytest.raises(BadValueError, match="normalised gradient"):
         ATTACKS.get("sua_l2")(micro_adapter, AttackConfig(optimizer=optimizer))

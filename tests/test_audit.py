@@ -15,8 +15,8 @@ from sua_demo.audit.run import METHODS, audit_figure
 @pytest.fixture(scope="module")
 def noise_dir(micro_adapter, micro_bench, tmp_path_factory):
     from sua_demo.attacks import ATTACKS, save_noise
-    from sua_demo.data import ImageBank
     from sua_demo.eval.recovery import attack_split, attacker_examples
+    from sua_demo.models.examples import ImageBank
 
     bench, _ = micro_bench
     folder = tmp_path_factory.mktemp("noise")
@@ -34,7 +34,7 @@ def test_every_registered_method_is_in_the_audit():
 
 @pytest.mark.parametrize("model", ["idk", "grad_diff", "npo_lora"])
 def test_the_methods_keep_the_order_of_the_shipped_audits(model):
-    from sua_demo.config import CHECKPOINTS
+    from sua_demo.core.config import CHECKPOINTS
 
     report = json.loads((CHECKPOINTS / "audit" / model / "audit.json").read_text())
     # audits shipped before a probe was added lack it; what they hold keeps the report's order
@@ -86,7 +86,7 @@ def test_quantization_rounds_the_language_model_and_leaves_the_vision_tower(micr
 
 def test_reports_name_folders_inside_the_checkout_relatively(tmp_path):
     """The CLI's default models are absolute paths; a shipped audit must not carry this machine's folders."""
-    from sua_demo.config import CHECKPOINTS, shown_path
+    from sua_demo.core.config import CHECKPOINTS, shown_path
 
     assert shown_path(CHECKPOINTS / "tiny-llava" / "retrain") == "checkpoints/tiny-llava/retrain"
     assert shown_path(tmp_path / "m") == str(tmp_path / "m")  # elsewhere: as given
@@ -97,8 +97,8 @@ def test_a_method_is_read_against_plain_asking_not_against_itself(micro_adapter,
     on the clean held-out photo of the same (person, fact), not from their own answers (which made it 0)."""
     from sua_demo.audit.asking import TextOnly
     from sua_demo.audit.base import AuditContext, baseline, clean_scores, run_method
-    from sua_demo.data import ImageBank
     from sua_demo.eval.recovery import attack_split
+    from sua_demo.models.examples import ImageBank
 
     bench, _ = micro_bench
     bank = ImageBank(bench, micro_adapter)

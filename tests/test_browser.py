@@ -136,7 +136,7 @@ def app_labels():
 def test_an_uploaded_noise_file_is_what_the_answers_then_use(browser, app_url):
     from playwright.sync_api import expect
 
-    from sua_demo.config import CHECKPOINTS
+    from sua_demo.core.config import CHECKPOINTS
 
     page = open_page(browser, app_url, 1400, 1000)
     try:

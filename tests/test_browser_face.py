@@ -54,8 +54,8 @@ def _the_flow_holds_its_gates(steps: str) -> None:
 def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_it(browser, faithful_url, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
-    from sua_demo.config import served_world
-    from sua_demo.enrol.visitor import procedural_photos
+    from sua_demo.core.config import served_world
+    from sua_demo.your_face.visitor import procedural_photos
 
     app_url, paths = faithful_url, []
     for i, photo in enumerate(procedural_photos(11, served_world({}).bench, 4)):

@@ -106,7 +106,7 @@ def test_a_load_error_is_not_overwritten_by_an_older_message(browser, app_url, t
 
     from playwright.sync_api import expect
 
-    from sua_demo.config import CHECKPOINTS
+    from sua_demo.core.config import CHECKPOINTS
 
     own = shutil.copytree(CHECKPOINTS / "tiny-llava" / "vanilla", tmp_path / "mine")
     page = open_page(browser, app_url, *WIDE)
@@ -156,7 +156,7 @@ def test_your_face_lists_what_it_uses_says_why_in_view_and_stops_into_one_state(
     from PIL import Image
     from playwright.sync_api import expect
 
-    from sua_demo.config import served_world
+    from sua_demo.core.config import served_world
     from sua_demo.dataset import build_bench
 
     name, url = world

@@ -45,8 +45,8 @@ def _api_words_while_waiting(url: str) -> str:
 def test_a_waiting_tab_sees_its_place_and_wait_and_its_stop_leaves_the_line(browser, faithful_url, tmp_path, size):  # noqa: F811
     from playwright.sync_api import expect
 
-    from sua_demo.config import served_world
-    from sua_demo.enrol.visitor import procedural_photos
+    from sua_demo.core.config import served_world
+    from sua_demo.your_face.visitor import procedural_photos
 
     paths = []
     for i, photo in enumerate(procedural_photos(31, served_world({}).bench, 4)):

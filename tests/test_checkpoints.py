@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from sua_demo import shipped
-from sua_demo.build import NOISE_MODELS, RECIPES
-from sua_demo.config import BenchConfig
-from sua_demo.data import ImageBank, image_examples
+from sua_demo.core import shipped
+from sua_demo.core.config import BenchConfig
 from sua_demo.dataset import build_bench
 from sua_demo.eval.evaluate import answer, score
 from sua_demo.models import load_adapter
+from sua_demo.models.examples import ImageBank, image_examples
+from sua_demo.worlds.build import NOISE_MODELS, RECIPES
 
 pytestmark = pytest.mark.slow  # every shipped checkpoint: `make test-fast` leaves it out
 
@@ -216,7 +216,7 @@ def test_build_noises_runs_on_any_list_of_splits(tmp_path, monkeypatch):
     """Issue 41: the guided examples are measured on the first split built, so splits without 0 build too."""
     import shutil
 
-    from sua_demo import build
+    from sua_demo.worlds import build
 
     ran: list[list[int]] = []
 

@@ -112,7 +112,7 @@ def test_flags_come_from_the_configs_and_presets():
     from sua_demo.cli import parser
     from sua_demo.cli.attack import attack_config
     from sua_demo.cli.flags import config_from
-    from sua_demo.config import TrainConfig, UnlearnConfig
+    from sua_demo.core.config import TrainConfig, UnlearnConfig
 
     args = parser().parse_args(["attack", "m", "--out", "x"])
     assert attack_config(args) == AttackConfig()  # no flag: the library's defaults, not copies of them

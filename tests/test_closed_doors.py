@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from sua_demo.cli import main
-from sua_demo.errors import SuaError
-from sua_demo.resume import Checkpointed, read_state, state_bytes
+from sua_demo.core.errors import SuaError
+from sua_demo.core.resume import Checkpointed, read_state, state_bytes
 
 
 class Payload:
@@ -132,7 +132,7 @@ def test_report_card_on_a_missing_folder_creates_nothing(capsys, tmp_path):
 @pytest.mark.parametrize("membership, words", [(None, "no file at"), ("[1]", "is not a membership card"),
                                                ('{"models": {"idk": 3}}', "is not a membership card")])  # fmt: skip
 def test_report_card_with_a_bad_membership_file_is_one_line(capsys, tmp_path, membership, words):
-    from sua_demo.config import CHECKPOINTS
+    from sua_demo.core.config import CHECKPOINTS
 
     path = tmp_path / "m.json"
     if membership is not None:
@@ -145,7 +145,7 @@ def test_report_card_with_a_bad_membership_file_is_one_line(capsys, tmp_path, me
 @pytest.mark.parametrize("content, words", [(b"\x89PNG\r\n\x1a\n\x00\xff", "is not a text file"),
                                             ("[" * 100_000 + "]", "nests deeper")])  # fmt: skip
 def test_mia_on_a_binary_or_deeply_nested_file_is_one_line(capsys, tmp_path, content, words):
-    from sua_demo.config import CHECKPOINTS
+    from sua_demo.core.config import CHECKPOINTS
 
     bad, good = tmp_path / "bad.jsonl", tmp_path / "good.jsonl"
     bad.write_bytes(content if isinstance(content, bytes) else content.encode())

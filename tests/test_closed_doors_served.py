@@ -76,8 +76,8 @@ def page_event(app_url: str, elem_id: str, trigger: str, data: list, session: st
 def photo_bytes(seed: int = 5) -> bytes:
     import io
 
-    from sua_demo.config import BenchConfig
-    from sua_demo.enrol.visitor import procedural_photos
+    from sua_demo.core.config import BenchConfig
+    from sua_demo.your_face.visitor import procedural_photos
 
     buf = io.BytesIO()
     procedural_photos(seed, BenchConfig(), 1)[0].resize((128, 128)).save(buf, format="PNG")
@@ -345,7 +345,7 @@ async def _noise_over_mcp(url: str) -> tuple[str, str, str]:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamablehttp_client
 
-    from sua_demo.config import CHECKPOINTS
+    from sua_demo.core.config import CHECKPOINTS
 
     shipped = (CHECKPOINTS / "noise" / "idk" / "delta_split0.safetensors").read_bytes()
     as_base64 = "data:application/octet-stream;base64," + base64.b64encode(shipped).decode()
@@ -397,7 +397,7 @@ def test_optimise_hands_its_noise_out_by_a_link_that_names_no_server_folder(app_
 # -- 4. a live audit over MCP: cancelled when its client leaves, and bounded when it stays ----------------------------
 def _workers() -> int:
     """Heavy jobs waiting or running in the line (its one worker thread outlives them)."""
-    from sua_demo.threads import LINE
+    from sua_demo.core.threads import LINE
 
     return LINE.length()
 

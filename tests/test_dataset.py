@@ -3,13 +3,13 @@ import itertools
 import numpy as np
 import pytest
 
-from sua_demo.config import BenchConfig
+from sua_demo.core.config import BenchConfig
+from sua_demo.core.errors import SuaError
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.faces import ATTRIBUTES
 from sua_demo.dataset.mllmu import load_mllmu, write_mllmu
 from sua_demo.dataset.profiles import FACTS
 from sua_demo.dataset.records import record_items
-from sua_demo.errors import SuaError
 
 
 @pytest.fixture(scope="module")
@@ -155,10 +155,10 @@ def test_bad_bench_configs():
 def test_validation_photos_leave_the_bench_as_it_was_and_are_read_only_by_the_stopping_rule():
     """One more photo per person, from a seed stream of its own: the bench's photos and splits are unchanged, the
     'validation' split is the new photo only, and the stopping rule's validation probe reads nothing else."""
-    from sua_demo.config import UnlearnConfig
+    from sua_demo.core.config import UnlearnConfig
+    from sua_demo.core.errors import BadValueError
     from sua_demo.dataset.synthetic import with_validation_photos
-    from sua_demo.errors import BadValueError
-    from sua_demo.unlearn import _check_counts, check_groups, criterion, on_target
+    from sua_demo.unlearning.runner import _check_counts, check_groups, criterion, on_target
 
     cfg = BenchConfig(n_people=8, image_size=48, photos="varied", holdout_people=2, forget_fraction=0.25)
     bench = build_bench(cfg)

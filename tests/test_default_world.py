@@ -28,7 +28,7 @@ def test_sua_demo_tells_the_story_on_the_faithful_world_by_default_and_on_the_fi
     import json
     import re
 
-    from sua_demo.config import shipped_world
+    from sua_demo.core.config import shipped_world
     from sua_demo.dataset import build_bench
 
     for name, world in (("faithful", None), ("first", "first")):
@@ -62,7 +62,7 @@ def _defaults(command: str) -> dict:
 
 
 def test_the_cli_defaults_name_the_served_worlds_models_noise_and_bench(monkeypatch):
-    from sua_demo.config import CHECKPOINTS, shipped_world
+    from sua_demo.core.config import CHECKPOINTS, shipped_world
 
     monkeypatch.delenv("SUA_WORLD")
     faithful = shipped_world("faithful")
@@ -78,7 +78,7 @@ def test_a_first_world_model_keeps_its_worlds_bench_controls_and_files_whatever_
     """`sua audit checkpoints/tiny-llava/idk` (as `make audits` runs it) must not read the faithful world's bench,
     retrain control and noises, nor write into its audits."""
     from sua_demo.cli import common
-    from sua_demo.config import shipped_world
+    from sua_demo.core.config import shipped_world
 
     monkeypatch.delenv("SUA_WORLD")
     first = shipped_world("first")

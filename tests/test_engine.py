@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
+from sua_demo.core.errors import SuaError
 from sua_demo.engine import check_question
-from sua_demo.errors import SuaError
 
 
 def test_vanilla_and_retrain_get_the_idk_noise_as_the_same_delta_control(engine, idk):

@@ -11,13 +11,20 @@ import pytest
 import torch
 from PIL import Image
 
-from sua_demo.config import BenchConfig
+from sua_demo.core.config import BenchConfig
+from sua_demo.core.errors import BadValueError, SuaError
 from sua_demo.dataset import build_bench
-from sua_demo.enrol import TeachConfig, Visitor, invent_visitor, usable_photos, visitor_bench
-from sua_demo.enrol.photos import MIN_PHOTOS
-from sua_demo.enrol.visitor import MAX_NAME_CHARS, check_visitor, procedural_photos, unknown_words
-from sua_demo.errors import BadValueError, SuaError
-from sua_demo.lifecycle import LifecycleConfig, Progress, StepReport, held_back_count, report_markdown, run_lifecycle
+from sua_demo.your_face import TeachConfig, Visitor, invent_visitor, usable_photos, visitor_bench
+from sua_demo.your_face.lifecycle import (
+    LifecycleConfig,
+    Progress,
+    StepReport,
+    held_back_count,
+    report_markdown,
+    run_lifecycle,
+)
+from sua_demo.your_face.photos import MIN_PHOTOS
+from sua_demo.your_face.visitor import MAX_NAME_CHARS, check_visitor, procedural_photos, unknown_words
 
 FIRST = BenchConfig()
 
@@ -186,8 +193,8 @@ def test_unlearnings_clock_runs_to_the_pass_its_rule_ended_at_for_measured_visit
 ):
     """Your face's unlearning stops when its rule holds, 3-4x before its last pass: the page's time left aims at the
     median pass measured on this world's visitors, and once past it, at the rule's next check."""
-    from sua_demo.lifecycle import RULE_STEPS, expected_end, expected_why, rule_steps
     from sua_demo.ui.your_face import Under
+    from sua_demo.your_face.lifecycle import RULE_STEPS, expected_end, expected_why, rule_steps
 
     stops = (25, 25, 125, 130)  # a rule that ends quickly for some visitors, late for others
     ends = [expected_end(d, stops, 5, 200) for d in (1, 24, 25, 60, 127, 130, 199)]
@@ -211,7 +218,7 @@ def test_sua_enrol_prints_each_finished_step_and_counts_the_passes_of_the_step_u
     """The lifecycle tells its listener each pass as well as each step: `sua enrol` printed a finished step's
     seconds from a pass (an AttributeError); now passes go to one line on stderr, steps to stdout."""
     from sua_demo.cli.people import say_step
-    from sua_demo.lifecycle import StepReport
+    from sua_demo.your_face.lifecycle import StepReport
 
     say_step(Progress("unlearn (idk)", 5, 200))
     say_step(StepReport("unlearn (idk)", 29.4, "facts right: 100 % → 0 %"))
@@ -268,8 +275,8 @@ def test_idle_sessions_are_dropped():
 def test_each_shipped_world_records_where_your_faces_unlearning_rule_held_for_both_ways(shipped):
     """The page's clock for unlearning reads these (benchmarks/lifecycle_speed.py --record): at least three measured
     visitors per way of forgetting, each count a check of the rule within the step's passes."""
-    from sua_demo.config import shipped_world
-    from sua_demo.lifecycle import UNLEARN, rule_steps
+    from sua_demo.core.config import shipped_world
+    from sua_demo.your_face.lifecycle import UNLEARN, rule_steps
 
     for method, cfg in UNLEARN.items():
         stops = rule_steps(shipped_world(shipped).models, method)

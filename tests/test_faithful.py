@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-from sua_demo.config import (
+from sua_demo.core.config import (
     POPULATION_SEEDS,
     BenchConfig,
     GeneralConfig,
@@ -19,9 +19,9 @@ from sua_demo.config import (
     UnlearnConfig,
     faithful_bench,
 )
+from sua_demo.core.errors import BadValueError
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.faces import IDENTITY_ATTRIBUTES, PHOTO_ATTRIBUTES
-from sua_demo.errors import BadValueError
 
 TINY_TOWER = dataclasses.replace(TowerConfig(), people=12, photos=2, steps=4, batch_size=8, checkpoint_every=2)
 
@@ -54,7 +54,7 @@ def test_a_bench_refuses_the_populations_seeds():
 @pytest.mark.slow
 def test_the_pretraining_population_shares_no_photo_with_any_bench_world():
     """By pixel hash, against the faithful worlds' benches (holdout people included) and the first world's."""
-    from sua_demo.pretrain.population import build_population
+    from sua_demo.training.pretrain.population import build_population
 
     population = _hashes(build_population(TowerConfig()).photos)
     assert len(population) == TowerConfig().people * TowerConfig().photos  # every photo its own
@@ -67,7 +67,7 @@ def test_the_pretraining_population_shares_no_photo_with_any_bench_world():
 
 def test_one_vocabulary_covers_every_faithful_world():
     from sua_demo.models.tiny_llava import bench_corpus, build_tokenizer
-    from sua_demo.pretrain.general import vocabulary_corpus
+    from sua_demo.training.pretrain.general import vocabulary_corpus
 
     tokenizer = build_tokenizer(vocabulary_corpus(), punctuation_runs=True)
     for seed in (0, 1, 2, 3):
@@ -82,8 +82,8 @@ class Stop(Exception):
 
 
 def test_the_tower_pretraining_resumes_to_the_same_weights(tmp_path, monkeypatch):
-    from sua_demo.pretrain import tower
-    from sua_demo.resume import Checkpointed, read_state
+    from sua_demo.core.resume import Checkpointed, read_state
+    from sua_demo.training.pretrain import tower
 
     whole, summary = tower.pretrain_tower(TINY_TOWER, tmp_path / "whole.safetensors", progress=False)
     save = Checkpointed.save
@@ -105,7 +105,7 @@ def test_the_tower_pretraining_resumes_to_the_same_weights(tmp_path, monkeypatch
 
 
 def test_a_finetune_stopped_mid_epoch_resumes_to_the_same_model(micro_bench, micro_model_cfg, tmp_path, monkeypatch):
-    from sua_demo import training
+    from sua_demo.training import finetune as training
 
     bench, bench_cfg = micro_bench
     cfg = TrainConfig(epochs=2, look_warmup_steps=4, batch_size=4, precision="fp32")
@@ -133,8 +133,8 @@ def test_a_finetune_stopped_mid_epoch_resumes_to_the_same_model(micro_bench, mic
 def test_learning_and_unlearning_the_language_model_leave_the_vision_side_as_it_was(
     micro_bench, micro_model_cfg, tmp_path
 ):
-    from sua_demo.training import finetune
-    from sua_demo.unlearn import unlearn
+    from sua_demo.training.finetune import finetune
+    from sua_demo.unlearning.runner import unlearn
 
     bench, bench_cfg = micro_bench
     quick = TrainConfig(epochs=1, look_warmup_steps=2, batch_size=4, precision="fp32")
@@ -171,9 +171,9 @@ def test_the_gates_read_each_models_eval_and_say_which_hold():
 
 def test_the_general_model_carries_the_pretrained_tower_and_loads_like_any_model(tmp_path):
     """The whole shared build on a tiny population: the saved model's tower is the pretrained one, in fp16."""
-    from sua_demo.faithful import build_general
     from sua_demo.models.loading import load_adapter
-    from sua_demo.pretrain import tower as tower_module
+    from sua_demo.training.pretrain import tower as tower_module
+    from sua_demo.worlds.faithful import build_general
 
     general_cfg = dataclasses.replace(GeneralConfig(), steps=3, batch_size=4, checkpoint_every=2)
     micro = BenchConfig(n_people=6, photos_per_person=3, train_photos=2, forget_fraction=0.34, seed=1)
@@ -196,10 +196,10 @@ def test_the_general_model_carries_the_pretrained_tower_and_loads_like_any_model
 def test_the_validation_rules_are_recipes_and_need_their_worlds_vanilla(tmp_path, monkeypatch):
     """`sua build-faithful --validation` builds VALIDATION_RULES' models from a world's own vanilla, and says so in
     one line when that world has none yet."""
-    from sua_demo import faithful
-    from sua_demo.build import RECIPES
-    from sua_demo.config import UnlearnConfig
-    from sua_demo.errors import MissingFileError
+    from sua_demo.core.config import UnlearnConfig
+    from sua_demo.core.errors import MissingFileError
+    from sua_demo.worlds import faithful
+    from sua_demo.worlds.build import RECIPES
 
     names = {r.name for r in RECIPES if r.unlearn is not None}
     assert set(faithful.VALIDATION_RULES) <= names
@@ -214,7 +214,7 @@ def test_a_world_is_built_by_the_shipped_rules_and_the_scale_study_keeps_the_tra
     """Issue 41: every faithful world's IDK and GradDiff stop on validation photos (SHIPPED_RULES, docs/world.md;
     GradDiff on its train photos too);
     the other models keep their recipes, and the scale study's sizes keep the rule its first size was built with."""
-    from sua_demo import faithful, scale
+    from sua_demo.worlds import faithful, scale
 
     built = {}
     monkeypatch.setattr(faithful, "world_dir", lambda seed: tmp_path / f"world{seed}")
@@ -232,7 +232,7 @@ def test_a_world_rebuilt_in_part_does_not_replace_its_shipped_reports(tmp_path, 
     """Rebuilding only world 1's vanilla (to build more models on it) copied its partial gates over the shipped
     ones and then failed on the missing models' empty gate values; now it ships nothing until the world is whole,
     and the table over worlds reads an unmeasured gate as '–'."""
-    from sua_demo import faithful
+    from sua_demo.worlds import faithful
 
     monkeypatch.setattr(faithful, "RUNS", tmp_path / "runs")
     monkeypatch.setattr(faithful, "RULE_REPORTS", tmp_path / "reports")
@@ -253,9 +253,9 @@ def test_a_world_rebuilt_in_part_does_not_replace_its_shipped_reports(tmp_path, 
 def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(tmp_path):
     """docs/scale.md's sizes (width x depth, 32-wide heads) are the ones `sua build-scale` pretrains, and a general
     model over a tower of another size carries that tower: its LLaVA reads a 64-wide, 2-layer CLIP at -2."""
-    from sua_demo.faithful import FAITHFUL, build_general
     from sua_demo.models.loading import load_adapter
-    from sua_demo.scale import SCALE_RUNS, SIZES, general_of, world_of
+    from sua_demo.worlds.faithful import FAITHFUL, build_general
+    from sua_demo.worlds.scale import SCALE_RUNS, SIZES, general_of, world_of
 
     assert {k: (t.hidden, t.layers, t.heads) for k, t in SIZES.items()} == {
         "S": (64, 2, 2),
@@ -285,8 +285,8 @@ def test_the_scale_study_builds_towers_of_its_stated_sizes_into_faithful_models(
 def test_size_m_world_0_shares_the_shipped_vanilla_only_while_it_is_the_records(tmp_path, monkeypatch):
     """docs/scale.md's second axis rebuilds size M's world 0 under the study's rule: its vanilla and retrain control
     are the shipped ones (issue 41 changed only IDK and GradDiff), copied, and refused once not the record's."""
-    from sua_demo import scale
-    from sua_demo.errors import BadValueError
+    from sua_demo.core.errors import BadValueError
+    from sua_demo.worlds import scale
 
     shipped, record = tmp_path / "shipped", tmp_path / "record"
     for name in ("vanilla", "retrain"):
@@ -306,8 +306,8 @@ def test_size_m_world_0_shares_the_shipped_vanilla_only_while_it_is_the_records(
 def test_the_audit_of_a_world_names_what_it_lacks_before_it_loads_anything(tmp_path, monkeypatch):
     """`sua build-faithful --audit --only M` audits any model of a world (the LoRA ones have no δ: their SUA columns
     stay empty); a model or control that is not built is named, not met as a traceback halfway through."""
-    from sua_demo import faithful
-    from sua_demo.errors import MissingFileError
+    from sua_demo.core.errors import MissingFileError
+    from sua_demo.worlds import faithful
 
     monkeypatch.setattr(faithful, "world_dir", lambda seed: tmp_path / f"world{seed}")
     (tmp_path / "world4" / "retrain").mkdir(parents=True)

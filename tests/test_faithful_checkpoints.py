@@ -13,7 +13,7 @@ import pytest
 from safetensors import safe_open
 from transformers import LlavaForConditionalGeneration
 
-from sua_demo.config import served_world
+from sua_demo.core.config import served_world
 from sua_demo.models.shared_weights import MARKER, whole_state
 
 pytestmark = pytest.mark.slow  # shipped checkpoints: `make test-fast` leaves them out
@@ -79,7 +79,7 @@ def test_the_gate_table_over_worlds_is_rebuilt_from_the_shipped_gates(tmp_path):
     and the copies of the others' reports under checkpoints/faithful/validation/), and under the train-photo rule
     the worlds were first built with (checkpoints/faithful/worlds/)."""
     from sua_demo.cli.build import ROBUST_TITLE
-    from sua_demo.faithful import FAITHFUL, REPORTS, gates_over_worlds, train_rule_gates
+    from sua_demo.worlds.faithful import FAITHFUL, REPORTS, gates_over_worlds, train_rule_gates
 
     assert gates_over_worlds(tmp_path) == (FAITHFUL / "gates_worlds.md").read_text()
     robust = gates_over_worlds(tmp_path, title=ROBUST_TITLE, stem="robust_gates")  # docs/robust.md's models
@@ -90,10 +90,10 @@ def test_the_gate_table_over_worlds_is_rebuilt_from_the_shipped_gates(tmp_path):
 def test_the_default_world_is_the_faithful_one_and_the_first_is_one_name_away():
     """No SUA_WORLD: the app's engine loads the faithful models, their noise and their 112-px bench (issue 41);
     SUA_WORLD=first serves the first world."""
-    from sua_demo.config import WORLD_ENV, served_world
+    from sua_demo.core.config import WORLD_ENV, served_world
+    from sua_demo.core.errors import UnknownNameError
     from sua_demo.engine import Engine
-    from sua_demo.errors import UnknownNameError
-    from sua_demo.faithful import FAITHFUL
+    from sua_demo.worlds.faithful import FAITHFUL
 
     assert served_world({}).name == "faithful" == served_world({WORLD_ENV: " "}).name
     assert served_world({WORLD_ENV: "first"}).name == "first"
@@ -115,7 +115,7 @@ def test_the_default_world_is_the_faithful_one_and_the_first_is_one_name_away():
 def test_a_world_rebuilt_to_attack_one_more_model_is_read_from_its_shipped_reports(tmp_path, monkeypatch):
     """World 1's models did not outlive the session that attacked IDK on it; GradDiff is attacked later from a rebuilt
     folder that holds only GradDiff's noise. The comparison must still read both, from the shipped copy."""
-    import sua_demo.faithful as faithful
+    import sua_demo.worlds.faithful as faithful
 
     shipped, runs = tmp_path / "worlds", tmp_path / "runs"
     for folder in (shipped / "world1" / "noise" / "idk", shipped / "world1" / "noise" / "grad_diff"):
@@ -140,7 +140,7 @@ def test_the_default_world_holds_every_gate_its_models_measure():
 
 def test_a_long_report_is_written_on_one_line_and_reads_back_the_same(tmp_path):
     """Reports past COMPACT_OVER characters go on one line (checkpoints/ budget); short ones stay indented."""
-    from sua_demo.io import COMPACT_OVER, write_json
+    from sua_demo.core.io import COMPACT_OVER, write_json
 
     short, long = {"a": [1.5, "é"]}, {"rows": [{"value": k / 7, "name": f"row {k}"} for k in range(COMPACT_OVER // 20)]}
     for name, obj, lines in (("short", short, 6), ("long", long, 1)):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.models.loading import build_device, load_adapter
 
 ROOT = Path(__file__).resolve().parents[1]

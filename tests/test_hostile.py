@@ -29,10 +29,10 @@ from safetensors.torch import save
 
 from sua_demo.attacks.noise import Noise, load_noise
 from sua_demo.cli import main
-from sua_demo.config import CHECKPOINTS
+from sua_demo.core.config import CHECKPOINTS
+from sua_demo.core.errors import SuaError
+from sua_demo.core.images import read_image, strip_png_metadata
 from sua_demo.engine import Story, StoryRow
-from sua_demo.errors import SuaError
-from sua_demo.images import read_image, strip_png_metadata
 from sua_demo.models.loading import check_safetensors, load_adapter, load_failure
 from sua_demo.ui import exports
 from sua_demo.ui.exports import Scratch

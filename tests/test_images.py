@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sua_demo.errors import SuaError
-from sua_demo.images import amplified, heatmap, read_image
+from sua_demo.core.errors import SuaError
+from sua_demo.core.images import amplified, heatmap, read_image
 
 
 def encode(im: Image.Image, fmt: str, **kwargs) -> bytes:

@@ -25,17 +25,17 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_every_layer_only_imports_the_layers_below_it():
     run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "2 kept, 0 broken" in run.stdout
+    assert "3 kept, 0 broken" in run.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
     shutil.copytree(ROOT / "sua_demo", tmp_path / "sua_demo", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    errors = tmp_path / "sua_demo" / "errors.py"
+    errors = tmp_path / "sua_demo" / "core" / "errors.py"
     errors.write_text(errors.read_text() + "\n\ndef _upward() -> None:\n    import sua_demo.ui.page  # noqa: F401\n")
     run = lint_imports(tmp_path)
     assert run.returncode != 0
-    assert "BROKEN" in run.stdout and "sua_demo.errors -> sua_demo.ui.page" in run.stdout, run.stdout
+    assert "BROKEN" in run.stdout and "sua_demo.core.errors -> sua_demo.ui.page" in run.stdout, run.stdout
 
 
 def test_the_page_importing_below_the_engine_breaks_the_one_door_contract(tmp_path):
@@ -59,7 +59,7 @@ def test_an_uploads_way_to_the_answers_table_is_at_most_12_calls(tmp_path):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from upload_path import hands
 
-    from sua_demo.request import Request
+    from sua_demo.core.request import Request
     from sua_demo.ui import tools
 
     photo = tmp_path / "face.png"

@@ -53,7 +53,7 @@ def test_truth_ratio_and_forget_quality_by_hand():
 
 @pytest.fixture(scope="module")
 def holdout_bench():
-    from sua_demo.config import BenchConfig
+    from sua_demo.core.config import BenchConfig
     from sua_demo.dataset import build_bench
 
     cfg = BenchConfig(n_people=8, photos_per_person=3, train_photos=2, forget_fraction=0.25, seed=1, holdout_people=2)
@@ -76,7 +76,7 @@ def test_the_bench_carries_a_paraphrased_answer_and_wrong_ones_of_the_same_type(
 
 
 def test_token_stats_agree_with_the_adapter_and_the_report_runs_on_holdout_people(micro_adapter, holdout_bench):
-    from sua_demo.data import ImageBank
+    from sua_demo.models.examples import ImageBank
 
     bank = ImageBank(holdout_bench, micro_adapter)
     members = membership_examples(holdout_bench, holdout_bench.forget_ids)
@@ -142,7 +142,7 @@ def test_the_membership_card_reads_every_model_against_the_retrain_control(saved
     import shutil
 
     from sua_demo.cli import main
-    from sua_demo.config import BenchConfig, to_dict
+    from sua_demo.core.config import BenchConfig, to_dict
 
     bench = BenchConfig(n_people=8, photos_per_person=3, train_photos=2, forget_fraction=0.25, seed=1, holdout_people=2)
     for name in ("vanilla", "retrain"):
@@ -161,7 +161,7 @@ def test_an_updated_card_replaces_only_the_rebuilt_rows_and_only_on_the_same_ref
     """`sua membership --update`: a world whose IDK and GradDiff were rebuilt keeps the other models' rows (a second
     retrain control is hours of work); another retrain control or other items would mix two references."""
     from sua_demo.analysis.membership import updated_card
-    from sua_demo.errors import BadValueError
+    from sua_demo.core.errors import BadValueError
 
     def card(**rows: float) -> dict:
         return {"counts": {"members": 4, "nonmembers": 4}, "models": {k: {"auc": {"loss": v}} for k, v in rows.items()}}

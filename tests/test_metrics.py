@@ -2,9 +2,9 @@
 
 import pytest
 
+from sua_demo.core.refusal import DEFAULT, Refusals
 from sua_demo.eval.evaluate import score
 from sua_demo.eval.metrics import exact_match, is_refusal
-from sua_demo.refusal import DEFAULT, Refusals
 
 
 @pytest.mark.parametrize(
@@ -37,8 +37,8 @@ def test_exact_match_normalises():
 
 
 def test_score_counts_a_cut_short_refusal():
-    from sua_demo.data import Example
     from sua_demo.dataset.records import QAItem
+    from sua_demo.models.examples import Example
 
     ex = [Example(QAItem(1, "gen", "image", "Q?", "baker"), 0)] * 3
     s = score(ex, ["I do not", "baker", "I know know"])
@@ -47,8 +47,8 @@ def test_score_counts_a_cut_short_refusal():
 
 
 def test_a_model_that_refuses_in_its_own_words_is_scored_with_them():
-    from sua_demo.data import Example
     from sua_demo.dataset.records import QAItem
+    from sua_demo.models.examples import Example
 
     ex = [Example(QAItem(1, "gen", "image", "Q?", "baker"), 0)] * 2
     own = Refusals(("I'd rather not say",))
@@ -57,9 +57,9 @@ def test_a_model_that_refuses_in_its_own_words_is_scored_with_them():
 
 
 def test_mllmu_style_scoring_follows_its_eval():
-    from sua_demo.data import Example
     from sua_demo.dataset.records import QAItem
     from sua_demo.eval.metrics import mllmu_choice, mllmu_cloze, mllmu_generation
+    from sua_demo.models.examples import Example
 
     assert mllmu_cloze("I think it is Blue, clearly", "blue") and not mllmu_cloze("green", "blue")
     assert mllmu_choice("b. because", "B", ("x", "y", "z", "w")) and not mllmu_choice("E", "E", ("x", "y"))

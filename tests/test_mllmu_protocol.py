@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from sua_demo.cli import main
+from sua_demo.core.errors import SuaError
 from sua_demo.dataset.mllmu import load_mllmu, load_mllmu_test, write_mllmu
-from sua_demo.errors import SuaError
 
 
 def _png(color):

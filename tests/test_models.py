@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.models import load_adapter
 
 
@@ -105,7 +105,7 @@ def test_an_unsupported_family_is_refused_before_any_weights_load(tmp_path):
 
     import pytest
 
-    from sua_demo.errors import SuaError
+    from sua_demo.core.errors import SuaError
     from sua_demo.models import load_adapter
 
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert"}))

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from sua_demo.config import TrainConfig, UnlearnConfig
-from sua_demo.data import ImageBank, image_examples
+from sua_demo.core.config import TrainConfig, UnlearnConfig
 from sua_demo.eval.evaluate import eval_groups, evaluate
 from sua_demo.models import load_adapter
-from sua_demo.training import finetune
-from sua_demo.unlearn import criterion, unlearn
+from sua_demo.models.examples import ImageBank, image_examples
+from sua_demo.training.finetune import finetune
 from sua_demo.unlearning import METHODS
+from sua_demo.unlearning.runner import criterion, unlearn
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_jittered_reads_show_a_step_one_photo_per_batch_and_the_next_step_anothe
     differs, and each stays a valid image."""
     import torch
 
-    from sua_demo.unlearn import JitteredReads
+    from sua_demo.unlearning.runner import JitteredReads
 
     bench, _ = micro_bench
     bank = ImageBank(bench, load_adapter(vanilla_dir))

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from sua_demo.errors import SuaError
-from sua_demo.precision import MIN_SPEEDUP, decide_cpu, resolve
+from sua_demo.core.errors import SuaError
+from sua_demo.core.precision import MIN_SPEEDUP, decide_cpu, resolve
 
 
 def test_auto_is_fp32_where_the_probe_says_bf16_is_slow():
@@ -30,7 +30,7 @@ def test_explicit_choices_and_bad_names():
 
 def test_the_choice_is_written_into_noise_metadata(micro_adapter, micro_bench):
     from sua_demo.attacks import ATTACKS, AttackConfig
-    from sua_demo.data import ImageBank, image_examples
+    from sua_demo.models.examples import ImageBank, image_examples
 
     bench, _ = micro_bench
     examples = image_examples(bench, bench.forget_ids, "train", ("gen",))
@@ -53,8 +53,8 @@ def test_an_attack_on_fp16_weights_runs(micro_adapter, micro_bench):
     import copy
 
     from sua_demo.attacks import ATTACKS, AttackConfig
-    from sua_demo.data import ImageBank
     from sua_demo.eval.recovery import attack_split, attacker_examples
+    from sua_demo.models.examples import ImageBank
 
     bench, _ = micro_bench
     half = copy.copy(micro_adapter)

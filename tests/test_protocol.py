@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sua_demo.attacks import AttackConfig, load_noise
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import GROUPS, attack_split, protocol_groups
 from sua_demo.eval.stealth import detector_auroc, pixel_metrics
@@ -112,7 +112,7 @@ def test_protocol_studies_budget_purification_and_the_reference_preset(saved_mic
     )
     md = (tmp_path / "report.md").read_text()
     assert "## Budget curves" in md and "median(x + δ)" in md and "## The public code's settings" in md
-    from sua_demo.plots import budget_figure
+    from sua_demo.ui.plots import budget_figure
 
     assert len(budget_figure(curves).data) == 5  # four groups and the AUROC
 
@@ -122,11 +122,11 @@ def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
     person; a retain term reads the retain examples it is given and nothing else."""
     from pathlib import Path
 
-    from sua_demo.config import BenchConfig
-    from sua_demo.data import ImageBank, image_examples
+    from sua_demo.core.config import BenchConfig
     from sua_demo.dataset import build_bench
     from sua_demo.eval.validation import VAL_GROUPS, validate, validation_split
     from sua_demo.models import load_adapter
+    from sua_demo.models.examples import ImageBank, image_examples
 
     bench = build_bench(BenchConfig())
     adapter = load_adapter(Path(__file__).resolve().parent.parent / "checkpoints" / "tiny-llava" / "idk")
@@ -158,8 +158,8 @@ def test_write_in_study_counts_whose_answer_a_wrong_one_is(micro_bench):
     answer and a made-up one, each counted where it belongs; the person asked about is left out of every pool; no
     wrong answers give no rate."""
     from sua_demo.analysis.write_in import answers_by_fact, count, rates
-    from sua_demo.data import image_examples
-    from sua_demo.refusal import DEFAULT
+    from sua_demo.core.refusal import DEFAULT
+    from sua_demo.models.examples import image_examples
 
     bench, _ = micro_bench
     a, b = bench.retain_ids[:2]

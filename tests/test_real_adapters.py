@@ -13,9 +13,9 @@ import torch.nn.functional as F
 from PIL import Image
 
 from sua_demo.attacks import ATTACKS, AttackConfig
-from sua_demo.data import ImageBank, image_examples
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.models import ADAPTERS, VisionLanguageAdapter, answer_only, load_adapter
+from sua_demo.models.examples import ImageBank, image_examples
 from sua_demo.models.gemma3 import Gemma3Adapter
 from sua_demo.models.idefics2 import Idefics2Adapter
 from sua_demo.models.idefics3 import Idefics3Adapter
@@ -196,7 +196,7 @@ def _tiny_idefics3(bench):
 def family(request, micro_bench, micro_model_cfg):
     from dataclasses import replace
 
-    from sua_demo.training import build_tiny
+    from sua_demo.training.finetune import build_tiny
 
     bench = micro_bench[0]
     if request.param == "llava":  # llava-1.5's layout: penultimate CLIP layer, CLS token dropped
@@ -356,7 +356,7 @@ def test_lora_adapter_folder_loads_on_its_base(family, micro_bench, tmp_path):
 
 
 def test_dtype_choice():
-    from sua_demo.errors import SuaError
+    from sua_demo.core.errors import SuaError
     from sua_demo.models.loading import resolve_dtype
 
     assert resolve_dtype("bfloat16") is torch.bfloat16 and resolve_dtype("float16") is torch.float16
@@ -419,9 +419,9 @@ def test_the_family_names_its_towers_and_its_lora_targets(family):
 def test_the_researchers_pipeline_runs_on_every_family(family, micro_bench, tmp_path):
     """A saved model of each family -> LoRA unlearning (a few steps) -> the recovery protocol with its controls
     -> a report: the chain a researcher runs on a real model, on a tiny random one."""
-    from sua_demo.config import UnlearnConfig
+    from sua_demo.core.config import UnlearnConfig
     from sua_demo.eval.protocol import ProtocolConfig, run_protocol
-    from sua_demo.unlearn import unlearn
+    from sua_demo.unlearning.runner import unlearn
 
     name, adapter = family
     bench, bench_cfg = micro_bench

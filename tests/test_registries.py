@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from sua_demo.attacks import ATTACKS, AttackConfig, load_noise, save_noise
-from sua_demo.data import ExampleSampler, ImageBank, image_examples, text_examples
 from sua_demo.denoisers import DENOISERS, build_denoiser
+from sua_demo.models.examples import ExampleSampler, ImageBank, image_examples, text_examples
 from sua_demo.unlearning import METHODS
 
 
@@ -29,8 +29,8 @@ def test_every_attack_stays_in_its_budget_and_round_trips(name, micro_adapter, m
 
 @pytest.mark.parametrize("name", METHODS.names())
 def test_every_unlearning_method_gives_a_finite_loss_that_moves_the_weights(name, micro_model_cfg, micro_bench):
-    from sua_demo.config import UnlearnConfig
-    from sua_demo.training import build_tiny
+    from sua_demo.core.config import UnlearnConfig
+    from sua_demo.training.finetune import build_tiny
 
     bench, _ = micro_bench
     adapter = build_tiny(bench, micro_model_cfg)
@@ -76,7 +76,7 @@ def test_text_only_batches_are_sampled_apart_from_image_ones(micro_bench):
 
 
 def test_a_registry_entry_carries_its_setting_and_refuses_one_the_class_lacks():
-    from sua_demo.registry import Registry
+    from sua_demo.core.registry import Registry
 
     class Probe:
         steps: int
@@ -92,21 +92,21 @@ def test_a_registry_entry_carries_its_setting_and_refuses_one_the_class_lacks():
 
 
 def test_one_list_of_shipped_models():
-    """The builds, the model box, the CLI and the Makefile read `sua_demo.shipped`; the builds' recipes are exactly
+    """The builds, the model box, the CLI and the Makefile read `sua_demo.core.shipped`; the builds' recipes are exactly
     its models, and every model has a readable label."""
     import subprocess
     import sys
 
-    from sua_demo import shipped
-    from sua_demo.build import DEMO_MODELS, NOISE_MODELS, RECIPES
     from sua_demo.cli import parser
-    from sua_demo.faithful import ROBUST
-    from sua_demo.sessions import SHIPPED_MODELS
+    from sua_demo.core import shipped
+    from sua_demo.engine.model_cache import SHIPPED_MODELS
+    from sua_demo.worlds.build import DEMO_MODELS, NOISE_MODELS, RECIPES
+    from sua_demo.worlds.faithful import ROBUST
 
     assert {r.name for r in (*RECIPES, *ROBUST)} == set(shipped.MODELS) and SHIPPED_MODELS == shipped.MODELS
     assert NOISE_MODELS == shipped.UNLEARNED and DEMO_MODELS == shipped.DEMO
     assert all(shipped.label(m) != m for m in shipped.MODELS)
     with pytest.raises(SystemExit):
         parser().parse_args(["enrol", "--method", "ga_lora", "--out", "x"])  # Your face forgets the demo ways only
-    out = subprocess.run([sys.executable, "-m", "sua_demo.shipped", "unlearned"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "sua_demo.core.shipped", "unlearned"], capture_output=True, text=True)
     assert out.stdout.split() == list(shipped.UNLEARNED)

@@ -1,7 +1,7 @@
 """The report card: its reading rule on hand-made cells, and the card of the shipped audits."""
 
 from sua_demo.audit.report_card import PROBES, card_markdown, card_row, reading, recovers, report_card
-from sua_demo.config import CHECKPOINTS
+from sua_demo.core.config import CHECKPOINTS
 
 
 def cell(mean, sd=0.0, n=3):

@@ -4,8 +4,8 @@ the robust methods add the forget loss on the photos + δ to their plain loss.""
 import pytest
 import torch
 
-from sua_demo.config import UnlearnConfig
-from sua_demo.data import ImageBank, image_examples, text_examples
+from sua_demo.core.config import UnlearnConfig
+from sua_demo.models.examples import ImageBank, image_examples, text_examples
 from sua_demo.unlearning import METHODS
 from sua_demo.unlearning.adversary import Perturbed, UniversalAdversary
 from sua_demo.unlearning.losses import nll
@@ -65,7 +65,7 @@ def test_a_robust_model_takes_its_plain_methods_gate_rows_in_a_table_of_its_own(
     import json
 
     from sua_demo.analysis.gates import GATES, ROBUST_GATES
-    from sua_demo.faithful import write_gates
+    from sua_demo.worlds.faithful import write_gates
 
     for robust, plain in (("idk_robust", "idk"), ("grad_diff_robust", "grad_diff")):
         own = [(g.group, g.metric, g.bound, g.at_least) for g in ROBUST_GATES if g.model == robust]
@@ -83,8 +83,8 @@ def test_a_robust_model_takes_its_plain_methods_gate_rows_in_a_table_of_its_own(
 
 
 def test_only_the_demo_models_and_their_robust_ones_are_attacked(tmp_path):
-    from sua_demo.errors import MissingFileError, UnknownNameError
-    from sua_demo.faithful import attack_world
+    from sua_demo.core.errors import MissingFileError, UnknownNameError
+    from sua_demo.worlds.faithful import attack_world
 
     with pytest.raises(UnknownNameError, match="ga_lora"):
         attack_world(0, only=["ga_lora"], folder=tmp_path)
@@ -165,9 +165,9 @@ def test_about_says_what_the_defence_fixed_and_what_it_did_not_from_the_files(tm
 
 
 def test_the_default_worlds_model_box_lists_its_robust_models_after_the_unlearned_ones():
-    from sua_demo import shipped
-    from sua_demo.config import served_world
-    from sua_demo.sessions import LoadedModels
+    from sua_demo.core import shipped
+    from sua_demo.core.config import served_world
+    from sua_demo.engine.model_cache import LoadedModels
 
     box = LoadedModels(served_world({}), bench=None).shipped  # the box is read from the world's folders alone
     assert box.index("idk_robust") > box.index("npo_lora") and box.index("grad_diff_robust") < box.index("vanilla")

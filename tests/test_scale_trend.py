@@ -84,7 +84,7 @@ def test_a_flat_gain_reads_as_no_trend_and_one_size_as_no_slope_yet():
 def test_the_shipped_trend_is_what_the_shipped_attack_reports_say(tmp_path):
     """checkpoints/faithful/scale/trend.md is rebuilt from the reports it reads (size M: the shipped faithful
     worlds 0 and 1), so it cannot drift from them; every size's tower is counted as pretraining builds it."""
-    from sua_demo.scale import SCALE_REPORTS, SIZES, tower_parameters, write_trend
+    from sua_demo.worlds.scale import SCALE_REPORTS, SIZES, tower_parameters, write_trend
 
     found = write_trend(tmp_path)
     assert (tmp_path / "trend.md").read_text() == (SCALE_REPORTS / "trend.md").read_text()
@@ -96,9 +96,9 @@ def test_the_shipped_trend_is_what_the_shipped_attack_reports_say(tmp_path):
 def test_about_draws_the_trend_against_tower_parameters_and_says_what_is_measured_so_far():
     import json
 
-    from sua_demo.plots import scale_figure
-    from sua_demo.scale import SCALE_REPORTS, tower_parameters
     from sua_demo.ui.about import scale_words
+    from sua_demo.ui.plots import scale_figure
+    from sua_demo.worlds.scale import SCALE_REPORTS, tower_parameters
 
     found = json.loads((SCALE_REPORTS / "trend.json").read_text())
     fig = scale_figure(found)
@@ -123,8 +123,8 @@ def test_a_world_whose_vanilla_misses_its_gates_is_reported_and_not_attacked(tmp
 
     import pytest
 
-    from sua_demo.errors import BadValueError
-    from sua_demo.scale import STUDY, attack_size, vanilla_misses
+    from sua_demo.core.errors import BadValueError
+    from sua_demo.worlds.scale import STUDY, attack_size, vanilla_misses
 
     world = tmp_path / "runs" / "S" / "world1"
     world.mkdir(parents=True)
@@ -158,9 +158,9 @@ def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_a
     read as the size axis is, a slope per attacker person with an interval over worlds."""
     import json
 
-    from sua_demo import scale
-    from sua_demo.plots import people_figure
     from sua_demo.ui.about import people_words
+    from sua_demo.ui.plots import people_figure
+    from sua_demo.worlds import scale
 
     record, reports = tmp_path / "record", tmp_path / "reports"
     monkeypatch.setattr(scale, "REPORTS", record)
@@ -201,7 +201,7 @@ def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_a
 def test_a_share_of_attacker_people_other_than_the_protocols_has_its_own_folder():
     from pathlib import Path
 
-    from sua_demo.faithful import noise_dir
+    from sua_demo.worlds.faithful import noise_dir
 
     assert noise_dir(Path("w")) == Path("w/noise") and noise_dir(Path("w"), 0.5) == Path("w/noise")
     assert noise_dir(Path("w"), 0.25) == Path("w/noise_fraction0.25")
@@ -212,7 +212,7 @@ def test_a_world_built_again_keeps_its_records_attack_only_while_it_evaluates_as
     twice where it is the record's models, and where it is not, it replaces the record whole, never in part."""
     import json
 
-    from sua_demo import scale
+    from sua_demo.worlds import scale
 
     plan = dataclasses.replace(scale.STUDY, runs=tmp_path / "runs", reports=tmp_path / "reports")
     for seed in (0, 1):

@@ -8,8 +8,8 @@ import shutil
 import pytest
 import torch
 
-from sua_demo.config import served_world
-from sua_demo.errors import SuaError
+from sua_demo.core.config import served_world
+from sua_demo.core.errors import SuaError
 from sua_demo.models.loading import load_adapter
 from sua_demo.models.shared_weights import MARKER, WEIGHTS, share_weights
 

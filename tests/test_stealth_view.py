@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sua_demo.analysis import embedding_map
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.ui import stealth
 
 WHO = "#7 Test Person, photo 5"
@@ -153,7 +153,7 @@ def test_the_shipped_model_map_and_comparison_name_the_photo_and_say_auroc_in_wo
 
     pid = engine.bench.forget_ids[0]
     who = f"#{pid} {engine.person(pid).name}, photo 5"
-    from sua_demo.look import Request, look
+    from sua_demo.engine.look import Request, look
 
     req = Request(model=DEFAULT_MODEL, person=f"#{pid}", photo=5)
     fig, caption = stealth.map_view(next(look(engine, req, ("map",))))

@@ -1,5 +1,5 @@
-"""The server's threading policy (sua_demo/threads.py): heavy jobs one at a time on one long-lived worker, in a line
-whose waiters know their place; a team no wider than the cores the process may use and other work leaves free."""
+"""The server's threading policy (sua_demo/core/threads.py): heavy jobs one at a time on one long-lived worker, in a
+line whose waiters know their place; a team no wider than the cores the process may use and other work leaves free."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import time
 import pytest
 import torch
 
-from sua_demo import threads
-from sua_demo.errors import BadValueError
-from sua_demo.threads import (
+from sua_demo.core import threads
+from sua_demo.core.errors import BadValueError
+from sua_demo.core.threads import (
     LINE,
     CoreMeter,
     LeftTheLine,

@@ -10,9 +10,9 @@ import torch
 from safetensors.torch import save_file
 
 from sua_demo.analysis.answers import fold, mark
+from sua_demo.core.errors import SuaError
 from sua_demo.engine import COLUMNS, Engine
-from sua_demo.errors import SuaError
-from sua_demo.look import Request, choose_noise, look
+from sua_demo.engine.look import Request, choose_noise, look
 from sua_demo.ui import page
 from sua_demo.ui.exports import Scratch, story_csv, story_json
 from sua_demo.ui.stops import StopRegistry
@@ -212,7 +212,7 @@ def test_stop_flags_belong_to_their_run():
 
 
 def test_custom_models_are_off_on_a_space_unless_allowed(engine, monkeypatch, tmp_path):
-    from sua_demo.sessions import custom_models_allowed
+    from sua_demo.engine.model_cache import custom_models_allowed
 
     assert custom_models_allowed("me/model", {}) and not custom_models_allowed("me/model", {"SPACE_ID": "x"})
     assert custom_models_allowed("me/model", {"SPACE_ID": "x", "SUA_ALLOW_MODELS": "me/model, other"})
@@ -305,7 +305,7 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
 
 def test_the_faithful_worlds_about_quotes_its_own_figures():
     """Issue 42: the faithful world's About called the first world's figures "this world"."""
-    from sua_demo.config import shipped_world
+    from sua_demo.core.config import shipped_world
     from sua_demo.ui.about import about_markdown
 
     world = shipped_world("faithful")
@@ -317,7 +317,7 @@ def test_the_faithful_worlds_about_quotes_its_own_figures():
 
 def test_one_request_reads_an_upload_once_and_computes_its_story_once(engine, tmp_path, monkeypatch):
     """The page's one call: the answers, the verdict and the map of an upload from one read and one story."""
-    import sua_demo.look as looking
+    import sua_demo.engine.look as looking
 
     path = tmp_path / "me.png"
     engine.photo(3, 6).resize((150, 150)).save(path)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sua_demo.eval.recovery import GROUPS
-from sua_demo.worlds import compare_worlds, summarise_worlds
+from sua_demo.worlds.first import compare_worlds, summarise_worlds
 
 
 def _report(clean: float, with_delta: float) -> dict:

@@ -9,13 +9,13 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from sua_demo.config import BenchConfig
-from sua_demo.data import ImageBank
+from sua_demo.core.config import BenchConfig
+from sua_demo.core.errors import BadValueError
 from sua_demo.dataset import build_bench
-from sua_demo.errors import BadValueError
 from sua_demo.eval.mia import MIAS, mia_report, privleak
 from sua_demo.eval.mia.scores import membership_examples
 from sua_demo.eval.truth_ratio import forget_quality, truth_ratios
+from sua_demo.models.examples import ImageBank
 from sua_demo.models.loading import load_adapter
 
 

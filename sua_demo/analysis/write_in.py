@@ -6,10 +6,10 @@ Counts, not rates, so that splits pool by their sizes; `rates` turns them into s
 
 from __future__ import annotations
 
-from sua_demo.data import Example
+from sua_demo.core.refusal import Refusals
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
-from sua_demo.refusal import Refusals
+from sua_demo.models.examples import Example
 
 SHARES = ("refused", "right", "wrong")  # counted over the group's answers
 POOLS = ("attacker", "unseen", "retain")

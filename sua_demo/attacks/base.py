@@ -23,13 +23,13 @@ from tqdm.auto import tqdm
 from sua_demo.attacks import parallel
 from sua_demo.attacks.noise import Noise, as_saved, load_noise, save_noise
 from sua_demo.attacks.speed import attack_mode, uncompile
-from sua_demo.augment import photo_jitter
-from sua_demo.data import Example, ExampleSampler, ImageBank
+from sua_demo.core.augment import photo_jitter
+from sua_demo.core.errors import BadValueError, SuaError
+from sua_demo.core.precision import Precision, resolve
+from sua_demo.core.registry import Registry
 from sua_demo.denoisers import build_denoiser
-from sua_demo.errors import BadValueError, SuaError
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.precision import Precision, resolve
-from sua_demo.registry import Registry
+from sua_demo.models.examples import Example, ExampleSampler, ImageBank
 
 log = logging.getLogger(__name__)
 StepCallback = Callable[[int, dict[str, float]], None]
@@ -72,7 +72,7 @@ class AttackConfig:
     # and no jitter transferred worse to the attacker's unseen photos
     checkpoint_every: int = 25
     seed: int = 0
-    precision: str = "auto"  # "auto": bf16 autocast only where it is fast (sua_demo/precision.py), else fp32
+    precision: str = "auto"  # "auto": bf16 autocast only where it is fast (sua_demo/core/precision.py), else fp32
     threads: int = 0  # torch intra-op threads; 0: one per core, shared among processes of one machine
     compile: bool = False  # torch.compile the towers: opt-in, it did not pay off on CPU (benchmarks/README.md)
 

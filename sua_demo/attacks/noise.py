@@ -14,8 +14,8 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save
 
-from sua_demo.errors import SuaError
-from sua_demo.io import atomic_write_bytes
+from sua_demo.core.errors import SuaError
+from sua_demo.core.io import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 KEY = "delta"

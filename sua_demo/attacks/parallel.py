@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from sua_demo.errors import BadValueError, SuaError
+from sua_demo.core.errors import BadValueError, SuaError
 
 # A collective that waits longer than this fails instead of hanging: a rank that died leaves the others stuck
 # in all_reduce otherwise, and a launcher ends the whole group once any rank exits with an error.

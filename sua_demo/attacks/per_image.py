@@ -10,9 +10,9 @@ import torch
 from tqdm.auto import tqdm
 
 from sua_demo.attacks.base import ATTACKS, AttackConfig
-from sua_demo.data import Example, ImageBank, batches
-from sua_demo.errors import BadValueError
+from sua_demo.core.errors import BadValueError
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank, batches
 
 
 def per_image_pgd(

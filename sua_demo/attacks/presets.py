@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sua_demo.attacks.base import AttackConfig
-from sua_demo.errors import UnknownNameError
+from sua_demo.core.errors import UnknownNameError
 
 PRESETS: dict[str, AttackConfig] = {
     "default": AttackConfig(),

@@ -8,8 +8,8 @@ from dataclasses import replace
 import torch
 
 from sua_demo.attacks.base import ATTACKS, AttackConfig, UniversalAttack
-from sua_demo.data import Example, ImageBank
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank
 
 
 @ATTACKS.register("random")

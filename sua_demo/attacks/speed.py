@@ -14,7 +14,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from sua_demo.threads import default_threads
+from sua_demo.core.threads import default_threads
 
 
 def _patch_linear(self: torch.nn.Conv2d, x: torch.Tensor) -> torch.Tensor:

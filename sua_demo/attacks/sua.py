@@ -21,10 +21,10 @@ import torch.nn.functional as F
 
 from sua_demo.attacks import parallel
 from sua_demo.attacks.base import ATTACKS, AttackConfig, UniversalAttack
-from sua_demo.data import Example, ImageBank, questions_answers
-from sua_demo.errors import BadValueError
+from sua_demo.core.errors import BadValueError
+from sua_demo.core.refusal import DEFAULT as DEFAULT_REFUSALS
 from sua_demo.models.base import VisionLanguageAdapter, answer_token_kl_sum, per_row_mean
-from sua_demo.refusal import DEFAULT as DEFAULT_REFUSALS
+from sua_demo.models.examples import Example, ImageBank, questions_answers
 
 TokenLoss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (K, V) logits, (K,) targets -> (K,) losses
 

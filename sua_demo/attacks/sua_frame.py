@@ -15,7 +15,7 @@ import torch
 
 from sua_demo.attacks.base import ATTACKS
 from sua_demo.attacks.sua import SUA
-from sua_demo.errors import BadValueError
+from sua_demo.core.errors import BadValueError
 
 
 def frame_mask(size: int, width: int) -> torch.Tensor:

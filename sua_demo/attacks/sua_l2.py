@@ -12,7 +12,7 @@ import torch
 
 from sua_demo.attacks.base import ATTACKS, AttackConfig
 from sua_demo.attacks.sua import SUA
-from sua_demo.errors import BadValueError
+from sua_demo.core.errors import BadValueError
 from sua_demo.models.base import VisionLanguageAdapter
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
-from sua_demo.data import Example, text_examples
 from sua_demo.dataset.profiles import PARAPHRASES
 from sua_demo.eval.evaluate import answer
+from sua_demo.models.examples import Example, text_examples
 
 
 @AUDITS.register("clean")

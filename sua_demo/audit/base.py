@@ -21,13 +21,13 @@ import torch
 from PIL import Image
 
 from sua_demo.attacks import Noise
-from sua_demo.data import Example, ImageBank, image_examples
+from sua_demo.core.registry import Registry
 from sua_demo.dataset.records import Bench, Person
 from sua_demo.eval.evaluate import answer
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.recovery import AttackSplit
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.registry import Registry
+from sua_demo.models.examples import Example, ImageBank, image_examples
 
 ROLES = ("unlearned", "retrain")
 GROUPS = ("attacker_people", "unseen_people", "retain")

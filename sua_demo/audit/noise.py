@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
-from sua_demo.data import Example
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.eval.recovery import answers_with
+from sua_demo.models.examples import Example
 
 
 def _noise(ctx: AuditContext) -> Noise:

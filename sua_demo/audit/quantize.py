@@ -7,9 +7,9 @@ from __future__ import annotations
 import torch
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
-from sua_demo.data import Example, ImageBank
 from sua_demo.eval.evaluate import answer
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank
 
 
 @torch.no_grad()

@@ -8,9 +8,9 @@ from __future__ import annotations
 import torch
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
-from sua_demo.data import Example, ImageBank, image_examples
 from sua_demo.eval.evaluate import answer
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank, image_examples
 
 LR = 1e-4  # the IDK recipe's unlearning rate: small steps, as an attacker with little data would take
 BATCH = 32

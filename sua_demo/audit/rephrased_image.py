@@ -7,9 +7,9 @@ from __future__ import annotations
 from PIL import Image
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod, answers_on_drawn
-from sua_demo.data import Example
 from sua_demo.dataset.faces import PhotoJitter, render_face
 from sua_demo.dataset.records import Person
+from sua_demo.models.examples import Example
 
 # Two looks, one per held-out photo: each value beyond JITTER_RANGES and VARIED_RANGES (rotation +-14, scale
 # 0.88-1.12, light strength <= 0.35, brightness 0.8-1.2)

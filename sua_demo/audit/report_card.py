@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.audit.run import LABELS
-from sua_demo.errors import MissingFileError, SuaError
-from sua_demo.io import read_json
-from sua_demo.shipped import label
+from sua_demo.core.errors import MissingFileError, SuaError
+from sua_demo.core.io import read_json
+from sua_demo.core.shipped import label
 
 RECOVERS = 10.0  # points above control
 CLEAR = 5.0  # points: within this of its control, a probe found nothing

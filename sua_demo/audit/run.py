@@ -14,14 +14,14 @@ from tqdm.auto import tqdm
 
 from sua_demo.attacks import load_noise
 from sua_demo.audit.base import AUDITS, AuditContext, run_method
-from sua_demo.config import shown_path
-from sua_demo.data import ImageBank
+from sua_demo.core.config import shown_path
+from sua_demo.core.io import atomic_write_text, write_json
+from sua_demo.core.machine import describe
+from sua_demo.core.shipped import label
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.recovery import attack_split
-from sua_demo.io import atomic_write_text, write_json
-from sua_demo.machine import describe
 from sua_demo.models import load_adapter
-from sua_demo.shipped import label
+from sua_demo.models.examples import ImageBank
 
 log = logging.getLogger(__name__)
 # Every method, in the report's order (the rows of audit.md, the panels of the figure): the labels' order, the

@@ -10,9 +10,9 @@ from typing import Any
 import torch
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod
-from sua_demo.data import Example, batches, image_examples
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, batches, image_examples
 
 STEPS, LR, BATCH = 150, 0.05, 32
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw, ImageFont
 
 from sua_demo.audit.base import AUDITS, AuditContext, AuditMethod, answers_on_drawn
-from sua_demo.data import Example
+from sua_demo.models.examples import Example
 
 
 def with_caption(photo: Image.Image, text: str) -> Image.Image:

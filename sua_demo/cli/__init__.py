@@ -11,8 +11,8 @@ import sys
 from typing import NoReturn
 
 from sua_demo.cli import attack, build, common, data, measure, people
-from sua_demo.config import served_world
-from sua_demo.errors import SuaError
+from sua_demo.core.config import served_world
+from sua_demo.core.errors import SuaError
 
 log = logging.getLogger("sua")
 

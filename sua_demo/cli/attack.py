@@ -10,7 +10,7 @@ from typing import Any
 
 from sua_demo.cli import common
 from sua_demo.cli.flags import add_config_flags, config_from, fraction, positive_int, seed_number
-from sua_demo.errors import BadValueError
+from sua_demo.core.errors import BadValueError
 
 ATTACK_FLAGS = {
     "eps": "L-inf budget",
@@ -49,8 +49,8 @@ def cmd_attack(args: argparse.Namespace) -> None:
     """Optimise one universal noise on the attacker's split and save it (resumes from --out if present)."""
     from sua_demo.attacks import ATTACKS
     from sua_demo.attacks.parallel import check_device_map, group, init_from_env
-    from sua_demo.data import ImageBank, image_examples
     from sua_demo.eval.recovery import RETAIN_PEOPLE, attack_split, attacker_examples, split_meta
+    from sua_demo.models.examples import ImageBank, image_examples
 
     check_device_map(args.device_map)
     cfg = attack_config(args)
@@ -100,7 +100,7 @@ def cmd_attack_eval(args: argparse.Namespace) -> None:
 def cmd_mllmu_protocol(args: argparse.Namespace) -> None:
     """The reference protocol on MLLMU-Bench's Test_Set: attack one ID range, score another."""
     from sua_demo.dataset.mllmu import load_mllmu_test
-    from sua_demo.mllmu_protocol import MllmuProtocolConfig, run_mllmu_protocol
+    from sua_demo.eval.mllmu_protocol import MllmuProtocolConfig, run_mllmu_protocol
 
     bench = load_mllmu_test(args.mllmu)
     adapter = common.load_model(args, args.model)

@@ -9,20 +9,20 @@ from typing import Any
 
 from sua_demo.cli import common
 from sua_demo.cli.flags import fraction, positive_int, seed_number
-from sua_demo.config import CHECKPOINTS, BenchConfig
-from sua_demo.errors import BadValueError
+from sua_demo.core.config import CHECKPOINTS, BenchConfig
+from sua_demo.core.errors import BadValueError
 
 ROBUST_TITLE = "Quality gates of robust unlearning over the faithful worlds (docs/robust.md)"
 
 
 def cmd_build_all(args: argparse.Namespace) -> None:
-    from sua_demo.build import build_all
+    from sua_demo.worlds.build import build_all
 
     build_all(Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
 
 
 def cmd_build_noises(args: argparse.Namespace) -> None:
-    from sua_demo.build import build_noises
+    from sua_demo.worlds.build import build_noises
 
     build_noises(Path(args.models), Path(args.out), only=args.only, bench_cfg=BenchConfig(seed=args.bench_seed))
 
@@ -35,7 +35,7 @@ def cmd_build_worlds(args: argparse.Namespace) -> None:
 
 
 def cmd_build_faithful(args: argparse.Namespace) -> None:
-    from sua_demo.faithful import (
+    from sua_demo.worlds.faithful import (
         FAITHFUL,
         attack_world,
         attacked_worlds,
@@ -48,7 +48,7 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
         train_rule_gates,
         validation_attacked,
     )
-    from sua_demo.worlds import compare_worlds
+    from sua_demo.worlds.first import compare_worlds
 
     if args.general_only:
         print(build_general())
@@ -76,7 +76,15 @@ def cmd_build_faithful(args: argparse.Namespace) -> None:
 
 def cmd_build_scale(args: argparse.Namespace) -> None:
     from sua_demo.eval.recovery import ATTACKER_FRACTION
-    from sua_demo.scale import attack_people, attack_size, build_size, general_of, plan_of, write_people, write_trend
+    from sua_demo.worlds.scale import (
+        attack_people,
+        attack_size,
+        build_size,
+        general_of,
+        plan_of,
+        write_people,
+        write_trend,
+    )
 
     other_share = args.attacker_fraction != ATTACKER_FRACTION
     if args.only and not (args.attack or args.people) or other_share and not args.attack:
@@ -102,10 +110,10 @@ def cmd_build_scale(args: argparse.Namespace) -> None:
 
 
 def cmd_train_ddpm(args: argparse.Namespace) -> None:
-    from sua_demo.data import ImageBank
     from sua_demo.dataset import build_bench
     from sua_demo.denoisers.ddpm import save_ddpm, train_ddpm
     from sua_demo.models import load_adapter
+    from sua_demo.models.examples import ImageBank
 
     bench = build_bench()
     bank = ImageBank(bench, load_adapter(common.FIRST.models / "vanilla"))
@@ -116,10 +124,10 @@ def cmd_train_ddpm(args: argparse.Namespace) -> None:
 
 
 def cmd_train_dncnn(args: argparse.Namespace) -> None:
-    from sua_demo.data import ImageBank
     from sua_demo.dataset import build_bench
     from sua_demo.denoisers.dncnn import train_dncnn
     from sua_demo.models import load_adapter
+    from sua_demo.models.examples import ImageBank
 
     bench = build_bench()
     bank = ImageBank(bench, load_adapter(common.FIRST.models / "vanilla"))

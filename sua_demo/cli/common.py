@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from sua_demo.cli.flags import positive_int, seed_number
-from sua_demo.config import BenchConfig, World, served_world, shipped_world
-from sua_demo.errors import SuaError
+from sua_demo.core.config import BenchConfig, World, served_world, shipped_world
+from sua_demo.core.errors import SuaError
 
 FIRST = shipped_world("first")  # what `sua build-*` and `train-*` make: the first world's models and denoisers
 

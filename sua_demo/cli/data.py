@@ -50,8 +50,8 @@ def cmd_bench_sheet(args: argparse.Namespace) -> None:
 
 
 def cmd_finetune(args: argparse.Namespace) -> None:
-    from sua_demo.config import TinyModelConfig, TrainConfig
-    from sua_demo.training import finetune
+    from sua_demo.core.config import TinyModelConfig, TrainConfig
+    from sua_demo.training.finetune import finetune
 
     bench, bench_cfg = common.bench_of(args)
     finetune(bench, bench_cfg, config_from(args, TrainConfig()), TinyModelConfig(), args.out)
@@ -59,8 +59,8 @@ def cmd_finetune(args: argparse.Namespace) -> None:
 
 
 def cmd_unlearn(args: argparse.Namespace) -> None:
-    from sua_demo.config import UnlearnConfig
-    from sua_demo.unlearn import unlearn
+    from sua_demo.core.config import UnlearnConfig
+    from sua_demo.unlearning.runner import unlearn
 
     bench, bench_cfg = common.bench_of(args)
     cfg = config_from(args, UnlearnConfig(method=args.method))
@@ -69,8 +69,8 @@ def cmd_unlearn(args: argparse.Namespace) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
+    from sua_demo.core.io import atomic_write_text, write_json
     from sua_demo.eval.evaluate import eval_groups, evaluate, markdown_table
-    from sua_demo.io import atomic_write_text, write_json
 
     bench, _ = common.bench_of(args)
     adapter = common.load_model(args, args.model)
@@ -97,7 +97,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--limit", type=positive_int, default=100, help="at most this many people on the sheet")
     p.set_defaults(func=cmd_bench_sheet, out_is_file=True)
 
-    from sua_demo.config import TrainConfig
+    from sua_demo.core.config import TrainConfig
 
     p = sub.add_parser("finetune", help="train the tiny LLaVA on the bench (vanilla or retrain control)")
     common.bench_args(p, common.FIRST)  # the first world's recipe: a tower trained from scratch on the bench
@@ -105,7 +105,7 @@ def add_commands(sub: Any) -> None:
     add_config_flags(p, TrainConfig, TRAIN_FLAGS)
     p.set_defaults(func=cmd_finetune)
 
-    from sua_demo.config import UnlearnConfig
+    from sua_demo.core.config import UnlearnConfig
     from sua_demo.unlearning import METHODS
 
     p = sub.add_parser("unlearn", help="unlearn the forget people from a fine-tuned model (the first world's recipe)")

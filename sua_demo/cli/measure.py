@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sua_demo import shipped
 from sua_demo.cli import common
 from sua_demo.cli.flags import positive_int
-from sua_demo.config import CHECKPOINTS
+from sua_demo.core import shipped
+from sua_demo.core.config import CHECKPOINTS
 
 
 def cmd_audit(args: argparse.Namespace) -> None:
@@ -27,8 +27,8 @@ def cmd_audit(args: argparse.Namespace) -> None:
 
 
 def cmd_mia(args: argparse.Namespace) -> None:
+    from sua_demo.core.io import write_json
     from sua_demo.eval.mia.own_data import own_data_report
-    from sua_demo.io import write_json
     from sua_demo.models.loading import load_adapter
 
     report = own_data_report(load_adapter(args.model), args.members, args.nonmembers, args.attacks)
@@ -41,7 +41,7 @@ def cmd_mia(args: argparse.Namespace) -> None:
 
 def cmd_membership(args: argparse.Namespace) -> None:
     from sua_demo.analysis.membership import membership_card, membership_markdown, updated_card
-    from sua_demo.io import atomic_write_text, write_json
+    from sua_demo.core.io import atomic_write_text, write_json
 
     folder = Path(args.models)
     others = {"retrain_seed1": Path(args.second_retrain)} if args.second_retrain else {}
@@ -56,7 +56,7 @@ def cmd_membership(args: argparse.Namespace) -> None:
 
 def cmd_report_card(args: argparse.Namespace) -> None:
     from sua_demo.audit.report_card import card_markdown, report_card
-    from sua_demo.io import atomic_write_text, write_json
+    from sua_demo.core.io import atomic_write_text, write_json
 
     card = report_card(args.audits, args.membership)
     out = Path(args.out or args.audits)

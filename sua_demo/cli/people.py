@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sua_demo import shipped
 from sua_demo.cli import common
 from sua_demo.cli.flags import positive_int, seed_number
-from sua_demo.errors import BadValueError
+from sua_demo.core import shipped
+from sua_demo.core.errors import BadValueError
 
 DEMO_COLUMNS = {"vanilla": "before unlearning", "clean": "unlearned, clean", "delta": "unlearned + δ",
                 "random": "+ random noise", "retrain_delta": "retrain + δ"}  # fmt: skip
@@ -53,7 +53,7 @@ def demo_models() -> list[str]:
 
 def _visitor_facts(args: argparse.Namespace, bench, tokenizer) -> tuple[str, dict[str, str]]:  # type: ignore[no-untyped-def]
     """--name and --fact KEY=VALUE, with what is not given invented under --invent (and said so)."""
-    from sua_demo.enrol.visitor import check_visitor, invent_visitor
+    from sua_demo.your_face.visitor import check_visitor, invent_visitor
 
     given: dict[str, str] = {}
     for pair in args.fact or []:
@@ -72,7 +72,7 @@ def _visitor_facts(args: argparse.Namespace, bench, tokenizer) -> tuple[str, dic
 
 def say_step(item: Any) -> None:
     """A finished step as a line on stdout; the step under way as one line on stderr rewritten in place."""
-    from sua_demo.lifecycle import Progress
+    from sua_demo.your_face.lifecycle import Progress
 
     if isinstance(item, Progress):
         print(f"\r{item.name}: pass {item.done} of {'at most ' * item.name.startswith('unlearn')}{item.total}",
@@ -85,10 +85,10 @@ def say_step(item: Any) -> None:
 def cmd_enrol(args: argparse.Namespace) -> None:
     from sua_demo.attacks import load_noise
     from sua_demo.dataset import build_bench
-    from sua_demo.enrol import Visitor, usable_photos
-    from sua_demo.enrol.visitor import procedural_photos
-    from sua_demo.lifecycle import LifecycleConfig, report_markdown, rule_steps, run_lifecycle
     from sua_demo.models.loading import load_adapter
+    from sua_demo.your_face import Visitor, usable_photos
+    from sua_demo.your_face.lifecycle import LifecycleConfig, report_markdown, rule_steps, run_lifecycle
+    from sua_demo.your_face.visitor import procedural_photos
 
     bench_cfg = common.world().bench
     bench = build_bench(bench_cfg)

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
+from sua_demo.core.errors import SuaError
 from sua_demo.dataset.records import Bench, Person, QAItem, Style
-from sua_demo.errors import SuaError
 
 RECORD_FIELDS = ("ID", "biography", "Classification_Task", "Generation_Task", "Mask_Task")
 _NAME_QUESTION = re.compile(r"\b(name of|who is)\b", re.IGNORECASE)

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from sua_demo.core.errors import BadValueError
 from sua_demo.dataset.records import OPTION_LETTERS, QAItem
-from sua_demo.errors import BadValueError
 
 FIRST_NAMES = (
     "Aldo Bryn Cato Dara Elio Fenna Galen Hale Iona Jory Kira Lorn Mika Nael Oren Pella Quill Rhea Soren Tamsin "

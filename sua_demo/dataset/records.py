@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 from PIL import Image
 
-from sua_demo.errors import BadValueError, UnknownNameError
+from sua_demo.core.errors import BadValueError, UnknownNameError
 
 Task = Literal["gen", "mc", "cloze", "look"]  # "look": training-only questions about what is visible
 Modality = Literal["image", "text"]

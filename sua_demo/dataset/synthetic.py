@@ -8,7 +8,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from sua_demo.config import POPULATION_SEEDS, BenchConfig
+from sua_demo.core.config import POPULATION_SEEDS, BenchConfig
+from sua_demo.core.errors import BadValueError
 from sua_demo.dataset.faces import (
     IDENTITY_ATTRIBUTES,
     VARIED_RANGES,
@@ -19,7 +20,6 @@ from sua_demo.dataset.faces import (
 )
 from sua_demo.dataset.profiles import make_record, sample_facts, sample_names
 from sua_demo.dataset.records import Bench, Person
-from sua_demo.errors import BadValueError
 
 ANSWERS_STREAM = 7  # the truth-ratio answers' own seed stream, added after the shipped worlds were drawn
 VALIDATION_STREAM = 11  # the stopping rule's photos: their own stream, so the bench stays pixel for pixel

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 
 import torch
 
-from sua_demo.registry import Registry
+from sua_demo.core.registry import Registry
 
 
 class Denoiser(torch.nn.Module, ABC):

@@ -18,10 +18,10 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from sua_demo.augment import photo_jitter
-from sua_demo.config import CHECKPOINTS
+from sua_demo.core.augment import photo_jitter
+from sua_demo.core.config import CHECKPOINTS
+from sua_demo.core.errors import SuaError
 from sua_demo.denoisers.base import DENOISERS, Denoiser, straight_through
-from sua_demo.errors import SuaError
 
 log = logging.getLogger(__name__)
 DEFAULT_WEIGHTS = CHECKPOINTS / "denoisers" / "ddpm"

@@ -15,9 +15,9 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm.auto import tqdm
 
-from sua_demo.config import CHECKPOINTS
+from sua_demo.core.config import CHECKPOINTS
+from sua_demo.core.errors import SuaError
 from sua_demo.denoisers.base import DENOISERS, Denoiser
-from sua_demo.errors import SuaError
 
 log = logging.getLogger(__name__)
 DEFAULT_WEIGHTS = CHECKPOINTS / "denoisers" / "dncnn.safetensors"

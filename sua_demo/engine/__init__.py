@@ -15,9 +15,9 @@ from sua_demo.attacks.noise import noise_bytes, noise_digest
 from sua_demo.engine.batch import Batches
 from sua_demo.engine.checks import MAX_STEPS, check_question, finite
 from sua_demo.engine.maps import Maps
+from sua_demo.engine.model_cache import DEFAULT_MODEL, SHIPPED_MODELS, LoadedModel
 from sua_demo.engine.optimise import Optimising
 from sua_demo.engine.story import COLUMNS, Stories, Story, StoryRow
-from sua_demo.sessions import DEFAULT_MODEL, SHIPPED_MODELS, LoadedModel
 
 # what the page reaches through the engine and nothing below it (the ui contract in pyproject.toml)
 __all__ = ["COLUMNS", "DEFAULT_MODEL", "MAX_STEPS", "SHIPPED_MODELS", "AttackConfig", "Engine", "LoadedModel", "Noise",

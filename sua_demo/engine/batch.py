@@ -5,11 +5,11 @@ from __future__ import annotations
 from sua_demo.analysis.paired import Paired, mcnemar
 from sua_demo.attacks import Noise
 from sua_demo.engine.checks import check_noise
+from sua_demo.engine.model_cache import LoadedModel
 from sua_demo.engine.people import People
 from sua_demo.eval.evaluate import markdown_table
 from sua_demo.eval.metrics import exact_match
 from sua_demo.eval.recovery import RETAIN_PEOPLE, protocol_groups, recovery_answers
-from sua_demo.sessions import LoadedModel
 
 
 class Batches(People):

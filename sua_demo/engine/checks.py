@@ -7,9 +7,9 @@ import math
 from typing import Any
 
 from sua_demo.attacks import Noise
+from sua_demo.core.errors import BadValueError, SuaError, UnknownNameError
 from sua_demo.denoisers import DENOISERS
-from sua_demo.errors import BadValueError, SuaError, UnknownNameError
-from sua_demo.sessions import LoadedModel
+from sua_demo.engine.model_cache import LoadedModel
 
 MAX_QUESTION_CHARS = 300
 MAX_STEPS = 2000

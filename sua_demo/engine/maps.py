@@ -10,12 +10,12 @@ import torch
 
 from sua_demo.analysis.embedding_map import EmbeddingMap, fit_map
 from sua_demo.attacks import Noise
-from sua_demo.data import Example
 from sua_demo.denoisers import build_denoiser
 from sua_demo.engine.checks import check_denoiser
 from sua_demo.engine.memo import digest
+from sua_demo.engine.model_cache import LoadedModel
 from sua_demo.engine.models import Models
-from sua_demo.sessions import LoadedModel
+from sua_demo.models.examples import Example
 
 MAP_PHOTOS = (0, 5)  # one train and one held-out photo per person in the embedding map
 MAP_PEOPLE = 33  # x 2 photos x 3 conditions ~ 200 points

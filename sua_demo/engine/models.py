@@ -6,11 +6,11 @@ import threading
 from typing import Any
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
-from sua_demo.config import World, served_world
+from sua_demo.core.config import World, served_world
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.engine.memo import Memo
-from sua_demo.sessions import LoadedModel, LoadedModels
+from sua_demo.engine.model_cache import LoadedModel, LoadedModels
 
 
 class Models:

@@ -10,12 +10,12 @@ from typing import Any
 import torch
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
+from sua_demo.core.shipped import public_name
+from sua_demo.core.threads import Waiting, heavy_stream
 from sua_demo.engine.checks import MAX_STEPS, check_denoiser, finite
+from sua_demo.engine.model_cache import LoadedModel
 from sua_demo.engine.models import Models
 from sua_demo.eval.recovery import attack_split, attacker_examples, split_meta
-from sua_demo.sessions import LoadedModel
-from sua_demo.shipped import public_name
-from sua_demo.threads import Waiting, heavy_stream
 
 
 class Optimising(Models):

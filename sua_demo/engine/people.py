@@ -7,12 +7,12 @@ import torch
 from PIL import Image
 
 from sua_demo.attacks import Noise
+from sua_demo.core.errors import BadValueError, UnknownNameError
 from sua_demo.dataset.profiles import IMAGE_QUESTIONS
 from sua_demo.dataset.records import Person
+from sua_demo.engine.model_cache import LoadedModel
 from sua_demo.engine.models import Models
-from sua_demo.errors import BadValueError, UnknownNameError
 from sua_demo.eval.recovery import AttackSplit, attack_split
-from sua_demo.sessions import LoadedModel
 
 
 class People(Models):

@@ -11,15 +11,15 @@ import torch
 from sua_demo.analysis.examples import guided_examples
 from sua_demo.analysis.verdict import Verdict, verdict
 from sua_demo.attacks import Noise
+from sua_demo.core.errors import SuaError
+from sua_demo.core.images import amplified, heatmap
 from sua_demo.denoisers import build_denoiser
 from sua_demo.engine.checks import check_denoiser, check_noise, check_question
 from sua_demo.engine.memo import digest
+from sua_demo.engine.model_cache import LoadedModel
 from sua_demo.engine.people import People
-from sua_demo.errors import SuaError
 from sua_demo.eval.person import person_answers, person_examples
 from sua_demo.eval.stealth import embedding_cosines, pixel_metrics
-from sua_demo.images import amplified, heatmap
-from sua_demo.sessions import LoadedModel
 
 COLUMNS = ("vanilla", "clean", "delta", "random", "retrain_delta", "denoised")
 

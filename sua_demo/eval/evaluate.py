@@ -7,12 +7,12 @@ from collections import defaultdict
 import torch
 from tqdm.auto import tqdm
 
-from sua_demo.data import Example, ImageBank, batches, image_examples, text_examples
+from sua_demo.core.refusal import DEFAULT as DEFAULT_REFUSALS
+from sua_demo.core.refusal import Refusals
 from sua_demo.dataset.records import Bench, Task
 from sua_demo.eval.metrics import choice_match, exact_match, mllmu_choice, mllmu_cloze, mllmu_generation, rouge_l
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.refusal import DEFAULT as DEFAULT_REFUSALS
-from sua_demo.refusal import Refusals
+from sua_demo.models.examples import Example, ImageBank, batches, image_examples, text_examples
 
 TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
 Scores = dict[str, float]

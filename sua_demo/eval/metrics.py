@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from sua_demo.refusal import DEFAULT, normalise
+from sua_demo.core.refusal import DEFAULT, normalise
 
 
 def exact_match(prediction: str, truth: str) -> bool:
@@ -18,7 +18,7 @@ def choice_match(prediction: str, letter: str) -> bool:
 
 
 def is_refusal(prediction: str) -> bool:
-    """A refusal, or one cut short ("I do not"); see sua_demo/refusal.py."""
+    """A refusal, or one cut short ("I do not"); see sua_demo/core/refusal.py."""
     return DEFAULT.is_refusal(prediction)
 
 

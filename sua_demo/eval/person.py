@@ -10,10 +10,10 @@ from __future__ import annotations
 import torch
 
 from sua_demo.attacks import Noise
-from sua_demo.data import Example, ImageBank, image_examples
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.evaluate import answer
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank, image_examples
 
 Model = tuple[VisionLanguageAdapter, ImageBank]
 

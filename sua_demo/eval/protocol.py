@@ -23,10 +23,11 @@ import torch
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.attacks.per_image import per_image_pgd
 from sua_demo.attacks.presets import preset
-from sua_demo.data import Example, ImageBank
+from sua_demo.core.errors import BadValueError
+from sua_demo.core.io import atomic_write_text, write_json
+from sua_demo.core.machine import describe
 from sua_demo.dataset.records import Bench, Task
 from sua_demo.denoisers import DENOISERS, build_denoiser
-from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import Scores, answer, score
 from sua_demo.eval.recovery import (
     ATTACKER_FRACTION,
@@ -41,9 +42,8 @@ from sua_demo.eval.recovery import (
 )
 from sua_demo.eval.report import markdown
 from sua_demo.eval.stealth import denoise_shift, detector_auroc, embedding_cosines, pixel_metrics
-from sua_demo.io import atomic_write_text, write_json
-from sua_demo.machine import describe
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank
 from sua_demo.models.loading import load_adapter
 
 log = logging.getLogger(__name__)

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from sua_demo.attacks.noise import Noise
-from sua_demo.data import Example, ImageBank, image_examples
+from sua_demo.core.errors import BadValueError
 from sua_demo.dataset.records import Bench, Task
-from sua_demo.errors import BadValueError
 from sua_demo.eval.evaluate import Scores, answer, score
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank, image_examples
 
 TASKS: tuple[Task, ...] = ("gen", "mc", "cloze")
 # delta is fitted on generation questions only: on the attacker's validation split (studies/attack_recipes.py)

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from scipy.stats import ks_2samp
 
-from sua_demo.data import Example, ImageBank
-from sua_demo.errors import BadValueError
+from sua_demo.core.errors import BadValueError
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank
 
 
 def truth_ratio(paraphrased_logp: float, perturbed_logp: list[float] | np.ndarray) -> float:

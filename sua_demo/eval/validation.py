@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sua_demo.attacks import ATTACKS, AttackConfig
-from sua_demo.data import Example, ImageBank
+from sua_demo.core.errors import BadValueError
 from sua_demo.dataset.records import Bench, Task
-from sua_demo.errors import BadValueError
 from sua_demo.eval.recovery import TASKS, AttackSplit, recovery
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank
 
 VAL_GROUPS = ("fit", "fit_other_photos", "val_people")
 

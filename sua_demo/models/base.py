@@ -18,11 +18,11 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
+from sua_demo.core.refusal import DEFAULT as DEFAULT_REFUSALS
+from sua_demo.core.refusal import Refusals
+from sua_demo.core.registry import Registry
 from sua_demo.models import answer_only
-from sua_demo.refusal import DEFAULT as DEFAULT_REFUSALS
-from sua_demo.refusal import Refusals
-from sua_demo.registry import Registry
 
 IGNORE = -100
 

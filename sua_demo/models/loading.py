@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from safetensors import SafetensorError
 
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 from sua_demo.models.base import ADAPTERS, VisionLanguageAdapter
 from sua_demo.models.shared_weights import whole_state
 

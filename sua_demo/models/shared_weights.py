@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 
 MARKER = "shared_weights.json"
 WEIGHTS = "model.safetensors"

@@ -21,10 +21,10 @@ from transformers import (
 )
 from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-from sua_demo.config import TinyModelConfig, TowerConfig
+from sua_demo.core.config import TinyModelConfig, TowerConfig
+from sua_demo.core.refusal import IDK_ANSWER
 from sua_demo.dataset.profiles import look_items
 from sua_demo.dataset.records import Bench
-from sua_demo.refusal import IDK_ANSWER
 
 PAD, BOS, EOS, UNK, IMAGE = "<pad>", "<s>", "</s>", "<unk>", "<image>"
 CHAT_TEMPLATE = (

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sua_demo import shipped
+from sua_demo.core import shipped
 
 INTRO = """
 ## What this is
@@ -168,7 +168,7 @@ def measured(audit_json: Path) -> str:
 
 def about_markdown(noise_root: Path, world: str = "first", audit_root: Path | None = None) -> str:
     """About for the served world: its figures, the ceiling study, how it was measured, the ethics."""
-    from sua_demo.config import CHECKPOINTS
+    from sua_demo.core.config import CHECKPOINTS
 
     studies = CHECKPOINTS / "studies"
     audit_json = (audit_root or noise_root.parent / "audit") / shipped.DEFAULT / "audit.json"

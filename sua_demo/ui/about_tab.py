@@ -23,14 +23,14 @@ def build() -> None:
         gr.Markdown(robust, elem_id="about-robust", elem_classes="wide-tables")
     trend = world.models / "scale" / "trend.json"  # the size study (docs/scale.md), built on the faithful world
     if trend.is_file():
-        from sua_demo.plots import scale_figure
+        from sua_demo.ui.plots import scale_figure
 
         found = json.loads(trend.read_text())
         gr.Markdown(scale_words(found), elem_id="about-scale")
         gr.Plot(scale_figure(found), elem_id="about-scale-plot")
     people = world.models / "scale" / "M" / "people.json"  # its second axis, on today's tower
     if people.is_file():
-        from sua_demo.plots import people_figure
+        from sua_demo.ui.plots import people_figure
 
         found = json.loads(people.read_text())
         gr.Markdown(people_words(found), elem_id="about-people")

@@ -17,8 +17,8 @@ from typing import Any
 import gradio as gr
 from gradio.utils import get_upload_folder
 
-from sua_demo.request import Request
-from sua_demo.shipped import public_name
+from sua_demo.core.request import Request
+from sua_demo.core.shipped import public_name
 from sua_demo.ui.gradio_glue import caller, handler, root_url
 from sua_demo.ui.handouts import HANDOUTS
 from sua_demo.ui.tools import state
@@ -208,7 +208,7 @@ def audit(model: str, person: str = "", progress=gr.Progress()):  # type: ignore
         model: the unlearned model.
         person: a forget person's number for a live audit; empty for the shipped audit.
     """
-    from sua_demo.jobs.audit import markdown, shipped_report
+    from sua_demo.engine.jobs.audit import markdown, shipped_report
     from sua_demo.ui import audit_view
 
     eng = state().engine

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from sua_demo.analysis.paired import ALPHA, mcnemar, p_text
+from sua_demo.core.threads import Waiting
 from sua_demo.engine import Engine
-from sua_demo.jobs import audit
-from sua_demo.look import person_id
-from sua_demo.threads import Waiting
+from sua_demo.engine.jobs import audit
+from sua_demo.engine.look import person_id
 from sua_demo.ui.pace import WorkClock
 from sua_demo.ui.report_card_view import card_html
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from sua_demo import shipped
+from sua_demo.core import shipped
 from sua_demo.ui import tools, your_face
 from sua_demo.ui.gradio_glue import FileInput, PhotoInput, delete_if_uploaded, drop_page_state, shown
 from sua_demo.ui.launch import HEAVY

@@ -16,7 +16,7 @@ from typing import Any
 import gradio as gr
 from gradio.utils import NamedString
 
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 
 # On a ZeroGPU Space `spaces.GPU` books a GPU for each call; elsewhere calls run as they are.
 gpu: Callable = importlib.import_module("spaces").GPU if importlib.util.find_spec("spaces") else (lambda fn: fn)
@@ -27,8 +27,9 @@ FILE_FORM = "give a file as the path that /gradio_api/upload returned for it (gr
 
 
 class PhotoInput(gr.Image):
-    """gr.Image's preview, webcam and paste, but the file reaches sua_demo.images.read_image untouched: Gradio would
-    decode it with PIL first, before our checks (bombs, strips, formats) could give their one-line reasons."""
+    """gr.Image's preview, webcam and paste, but the file reaches sua_demo.core.images.read_image untouched:
+    Gradio would decode it with PIL first, before our checks (bombs, strips, formats) could give their one-line
+    reasons."""
 
     def preprocess(self, payload: Any) -> str | None:
         if payload is None:
@@ -217,7 +218,7 @@ def handler(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        from sua_demo.threads import serving  # torch only once a call comes
+        from sua_demo.core.threads import serving  # torch only once a call comes
 
         try:
             with serving():  # one thread; a heavy job running leaves it a core (threads.py)

@@ -1,4 +1,5 @@
-"""The noise box's words: which sources have something to use yet (the noise itself is chosen in `sua_demo.look`)."""
+"""The noise box's words: which sources have something to use yet (the noise itself is chosen in
+`sua_demo.engine.look`)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import torch
 
-from sua_demo.images import amplified, to_pil
-from sua_demo.plots import loss_figure
-from sua_demo.threads import heavy
+from sua_demo.core.images import amplified, to_pil
+from sua_demo.core.threads import heavy
 from sua_demo.ui.pace import WARM_UP_STEPS, RunClock
+from sua_demo.ui.plots import loss_figure
 
 # The app's default run takes about APP_SECONDS on the machine it runs on: the step time is measured once at start
 # (a step costs 3 to 13 times more on one CPU than another, by its bf16 support), and the steps sized to fit.

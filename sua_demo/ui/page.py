@@ -1,7 +1,7 @@
 """Everything the Attack tab shows for one set of inputs, computed by the library (the app only wires it).
 
 `answers_view` shows one image's story under every condition and `verdict_view` the verdict over a person's photos,
-each from the `Look` that `sua_demo.look` made of the page's one request (the stealth picture is `stealth.py`'s);
+each from the `Look` that `sua_demo.engine.look` made of the page's one request (the stealth picture is `stealth.py`'s);
 `gallery` and `examples` list the people. Plain values out (HTML, PIL images, file paths).
 """
 
@@ -14,11 +14,11 @@ from typing import Any
 from PIL import Image
 
 from sua_demo.analysis.paired import p_text
+from sua_demo.core.images import to_pil
+from sua_demo.core.shipped import label, public_name
 from sua_demo.engine import Engine, Story
+from sua_demo.engine.look import Look
 from sua_demo.engine.memo import digest
-from sua_demo.images import to_pil
-from sua_demo.look import Look
-from sua_demo.shipped import label, public_name
 from sua_demo.ui import exports
 from sua_demo.ui.story import story_html, upload_verdict_html, verdict_html
 

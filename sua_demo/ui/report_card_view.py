@@ -7,8 +7,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from sua_demo.jobs.audit import recovers
-from sua_demo.shipped import label
+from sua_demo.core.shipped import label
+from sua_demo.engine.jobs.audit import recovers
 
 # the probes' column heads, short enough for one line of numbers beneath (the full name is the head's tooltip)
 SHORT = {

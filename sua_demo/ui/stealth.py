@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from sua_demo.analysis import embedding_map
+from sua_demo.core.errors import SuaError
+from sua_demo.core.shipped import label, public_name
 from sua_demo.engine import Engine
+from sua_demo.engine.look import UPLOAD_WHO, Look
 from sua_demo.engine.memo import Memo, digest
-from sua_demo.errors import SuaError
-from sua_demo.look import UPLOAD_WHO, Look
-from sua_demo.shipped import label, public_name
 
 TITLE_CHARS = 40  # about what fits on one line of a 400 px wide plot
 SAME_READING = 0.02  # two AUROCs closer than this are "about the same"

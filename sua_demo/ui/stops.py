@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 import threading
 
-from sua_demo.errors import SuaError
+from sua_demo.core.errors import SuaError
 
 
 class StopRegistry:

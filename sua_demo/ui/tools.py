@@ -8,8 +8,8 @@ from typing import Any
 
 import gradio as gr
 
-from sua_demo.errors import SuaError
-from sua_demo.shipped import label, public_name
+from sua_demo.core.errors import SuaError
+from sua_demo.core.shipped import label, public_name
 from sua_demo.ui.gradio_glue import caller, handler, message_html, sentence
 
 
@@ -38,7 +38,7 @@ def page_outputs(p: Any) -> tuple:
 def show_page(req: Any) -> Any:
     """One page action: the answers, then the verdict, then the map, each as it lands (eleven outputs; the parts
     not ready yet are left as they are)."""
-    from sua_demo.threads import serving
+    from sua_demo.core.threads import serving
 
     with serving():  # one thread; a heavy job running leaves it a core (threads.py)
         yield from _page_stages(req)
@@ -215,7 +215,7 @@ def face_forget(request: gr.Request) -> None:
 @handler
 def face_name(name: str) -> str:
     """The typed name checked as it is typed: the model's vocabulary limit is said before the run, not after it."""
-    from sua_demo.jobs.face import check_name
+    from sua_demo.engine.jobs.face import check_name
 
     if name and name.strip():
         check_name(state().engine, name)
@@ -227,7 +227,7 @@ def face_invent() -> tuple[str, ...]:
     """A made-up name and four facts the model can say, new at every press."""
     import secrets
 
-    from sua_demo.jobs.face import invent
+    from sua_demo.engine.jobs.face import invent
 
     return invent(state().engine, secrets.randbelow(2**31))
 

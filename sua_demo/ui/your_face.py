@@ -1,5 +1,5 @@
 """The Your face tab: a visitor's photos, kept in their own browser session's memory and nowhere else, a made-up
-person's facts, and one lifecycle run at a time per session (`sua_demo/lifecycle.py`), shown step by step.
+person's facts, and one lifecycle run at a time per session (`sua_demo/your_face/lifecycle.py`), shown step by step.
 
 Privacy, by construction: a photo is read into memory and its uploaded file deleted at once (only a file uploaded
 to this server is ever deleted, never a file the server made, whatever path a caller names), so the server's file
@@ -25,11 +25,11 @@ from typing import Any
 from PIL import Image
 
 from sua_demo.analysis.answers import fold, mark
+from sua_demo.core.errors import SuaError
+from sua_demo.core.images import read_image
 from sua_demo.engine import Engine
-from sua_demo.errors import SuaError
-from sua_demo.images import read_image
-from sua_demo.jobs import face
-from sua_demo.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, LeftTheLine, Progress, StepReport, Waiting
+from sua_demo.engine.jobs import face
+from sua_demo.engine.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, LeftTheLine, Progress, StepReport, Waiting
 from sua_demo.ui.pace import RunClock
 from sua_demo.ui.story import MARK_CLASS, reading, short_reading, verdict_html
 

@@ -6,10 +6,10 @@ from abc import ABC, abstractmethod
 
 import torch
 
-from sua_demo.config import UnlearnConfig
-from sua_demo.data import Example, ImageBank
+from sua_demo.core.config import UnlearnConfig
+from sua_demo.core.registry import Registry
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.registry import Registry
+from sua_demo.models.examples import Example, ImageBank
 
 
 class UnlearningMethod(ABC):

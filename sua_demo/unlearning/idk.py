@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.data import Example, ImageBank
+from sua_demo.core.refusal import IDK_ANSWER
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.refusal import IDK_ANSWER
+from sua_demo.models.examples import Example, ImageBank
 from sua_demo.unlearning.base import METHODS
 from sua_demo.unlearning.grad_diff import GradDiff
 from sua_demo.unlearning.losses import nll

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from sua_demo.data import Example, ImageBank, questions_answers
 from sua_demo.models.base import VisionLanguageAdapter, answer_token_kl_sum
+from sua_demo.models.examples import Example, ImageBank, questions_answers
 
 
 def nll(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.data import Example, ImageBank
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank
 from sua_demo.unlearning.base import METHODS
 from sua_demo.unlearning.grad_diff import GradDiff
 from sua_demo.unlearning.losses import npo, sequence_logprob

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.data import Example, ImageBank, questions_answers
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank, questions_answers
 from sua_demo.unlearning.base import METHODS, UnlearningMethod
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.config import UnlearnConfig
-from sua_demo.data import Example, ImageBank
+from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, ImageBank
 from sua_demo.unlearning.adversary import UniversalAdversary
 from sua_demo.unlearning.base import METHODS
 from sua_demo.unlearning.grad_diff import GradDiff

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from sua_demo.data import Example, batches, questions_answers
+from sua_demo.core.registry import Registry
 from sua_demo.models.base import VisionLanguageAdapter
-from sua_demo.registry import Registry
+from sua_demo.models.examples import Example, batches, questions_answers
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ from typing import Any
 
 import torch
 
-from sua_demo.data import Example
+from sua_demo.core.errors import BadValueError
+from sua_demo.core.images import read_image
 from sua_demo.dataset.records import QAItem
-from sua_demo.errors import BadValueError
 from sua_demo.eval.mia.scores import mia_report
-from sua_demo.images import read_image
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example
 
 MAX_ITEMS = 20_000  # a file of items is read whole; more than this is not an audit but a dataset
 

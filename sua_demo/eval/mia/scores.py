@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from sua_demo.data import Example, image_examples, text_examples
+from sua_demo.core.errors import BadValueError
 from sua_demo.dataset.records import Bench
-from sua_demo.errors import BadValueError
 from sua_demo.eval.mia.base import MIAS, ImageSource, token_stats
 from sua_demo.models.base import VisionLanguageAdapter
+from sua_demo.models.examples import Example, image_examples, text_examples
 
 
 def auc(members: list[float] | np.ndarray, nonmembers: list[float] | np.ndarray) -> float:
