@@ -241,7 +241,7 @@ def heavy_jobs(url: str, proc: subprocess.Popen, person: str) -> dict:
 
 def report(m: dict, world: str) -> None:
     from sua_demo.core.machine import describe
-    from sua_demo.core.threads import usable_cores
+    from sua_demo.engine.threads import usable_cores
 
     steps, done, answers = m["steps"], m["done"], m["answers"]
     first_point = m["timeline"][0][0] if m["timeline"] else None  # the first streamed update carries the first loss

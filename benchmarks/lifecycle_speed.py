@@ -31,8 +31,8 @@ from sua_demo.attacks import load_noise
 from sua_demo.core.config import served_world, shipped_world
 from sua_demo.core.io import write_json
 from sua_demo.core.machine import describe
-from sua_demo.core.threads import SERVING_THREADS, heavy_stream
 from sua_demo.dataset import build_bench
+from sua_demo.engine.threads import SERVING_THREADS, heavy_stream
 from sua_demo.models.loading import load_adapter
 from sua_demo.ui.your_face import Under
 from sua_demo.your_face import Visitor, invent_visitor

@@ -52,7 +52,7 @@ def hands(run) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    from sua_demo.core.request import Request
+    from sua_demo.engine.request import Request
     from sua_demo.ui import tools
 
     tools.state().load("idk")  # the page has loaded its model (the warm start every upload meets)

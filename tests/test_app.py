@@ -86,7 +86,7 @@ def first(app):
 def shown(app, person, photo=5, upload=None, question="", source="shipped", noise_file=None, model="idk",
           denoiser="gaussian"):  # fmt: skip
     """What the page's one action shows first: the answers' eight outputs, then the verdict (the map is left out)."""
-    from sua_demo.core.request import Request
+    from sua_demo.engine.request import Request
     from sua_demo.ui.gradio_glue import handler
 
     req = Request(model=model, person=person, photo=photo, upload=upload, question=question, noise_source=source,
@@ -136,9 +136,9 @@ def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls
 def test_the_warm_up_computes_the_first_example_and_fits_the_map_before_it_returns(app):
     """app.py serves only after the warm-up: its UMAP compile in the background made the first click wait 15-25 s,
     and a class opening the first example at once computed its story and verdict thirty times (issue 56)."""
-    from sua_demo.core.request import Request
     from sua_demo.engine.look import look
     from sua_demo.engine.model_cache import DEFAULT_MODEL
+    from sua_demo.engine.request import Request
     from sua_demo.ui.launch import warm_up
 
     state = app.state()

@@ -397,7 +397,7 @@ def test_optimise_hands_its_noise_out_by_a_link_that_names_no_server_folder(app_
 # -- 4. a live audit over MCP: cancelled when its client leaves, and bounded when it stays ----------------------------
 def _workers() -> int:
     """Heavy jobs waiting or running in the line (its one worker thread outlives them)."""
-    from sua_demo.core.threads import LINE
+    from sua_demo.engine.threads import LINE
 
     return LINE.length()
 

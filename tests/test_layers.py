@@ -29,26 +29,42 @@ def test_every_layer_only_imports_the_layers_below_it():
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
-    shutil.copytree(ROOT / "sua_demo", tmp_path / "sua_demo", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    errors = tmp_path / "sua_demo" / "core" / "errors.py"
+    errors = copy_of_the_package(tmp_path) / "sua_demo" / "core" / "errors.py"
     errors.write_text(errors.read_text() + "\n\ndef _upward() -> None:\n    import sua_demo.ui.page  # noqa: F401\n")
     run = lint_imports(tmp_path)
     assert run.returncode != 0
     assert "BROKEN" in run.stdout and "sua_demo.core.errors -> sua_demo.ui.page" in run.stdout, run.stdout
 
 
-def test_the_page_importing_below_the_engine_breaks_the_one_door_contract(tmp_path):
-    """ui may reach the library through engine, jobs and look only: a direct import of eval (layers allow it,
-    eval is below ui) is what the forbidden contract refuses."""
+def copy_of_the_package(tmp_path: Path) -> Path:
+    """The package, its contracts and the allow-list contract type, copied where a test may break them."""
     shutil.copytree(ROOT / "sua_demo", tmp_path / "sua_demo", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    page = tmp_path / "sua_demo" / "ui" / "page.py"
-    page.write_text(page.read_text() + "\n\ndef _around() -> None:\n    import sua_demo.eval.metrics  # noqa: F401\n")
-    run = lint_imports(tmp_path)
+    for name in ("pyproject.toml", "import_contracts.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def test_the_page_importing_analysis_breaks_the_allow_list(tmp_path):
+    """ui may import the engine, the errors and the shipped list only: a direct import of analysis (the layers
+    allow it, analysis is below ui) is what the allow-list refuses, and so is any package it does not name."""
+    root = copy_of_the_package(tmp_path)
+    page = root / "sua_demo" / "ui" / "page.py"
+    page.write_text(
+        page.read_text() + "\n\ndef _around() -> None:\n    import sua_demo.analysis.paired  # noqa: F401\n"
+    )
+    run = lint_imports(root)
     assert run.returncode != 0
     assert "the page reaches the library through the engine only BROKEN" in run.stdout, run.stdout
-    assert "sua_demo.ui.page -> sua_demo.eval.metrics" in run.stdout, run.stdout
+    assert "sua_demo.ui.page -> sua_demo.analysis.paired" in run.stdout, run.stdout
+    assert "layers only point down KEPT" in run.stdout, run.stdout  # the layers alone would let it through
+
+
+def test_the_allow_list_refuses_a_leaf_it_does_not_name(tmp_path):
+    root = copy_of_the_package(tmp_path)
+    page = root / "sua_demo" / "ui" / "page.py"
+    page.write_text(page.read_text() + "\n\ndef _around() -> None:\n    import sua_demo.core.io  # noqa: F401\n")
+    run = lint_imports(root)
+    assert "sua_demo.ui.page -> sua_demo.core.io" in run.stdout and "1 broken" in run.stdout, run.stdout
 
 
 def test_an_uploads_way_to_the_answers_table_is_at_most_12_calls(tmp_path):
@@ -59,7 +75,7 @@ def test_an_uploads_way_to_the_answers_table_is_at_most_12_calls(tmp_path):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from upload_path import hands
 
-    from sua_demo.core.request import Request
+    from sua_demo.engine.request import Request
     from sua_demo.ui import tools
 
     photo = tmp_path / "face.png"

@@ -2,9 +2,10 @@
 
 import pytest
 
-from sua_demo.analysis.paired import ALPHA, against_controls, mcnemar, p_text
+from sua_demo.analysis.paired import ALPHA, against_controls, mcnemar
 from sua_demo.analysis.verdict import verdict
 from sua_demo.ui.story import reading
+from sua_demo.ui.text import p_text
 
 
 def right(n: int, of: int, start: int = 0) -> list[bool]:

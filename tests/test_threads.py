@@ -1,4 +1,4 @@
-"""The server's threading policy (sua_demo/core/threads.py): heavy jobs one at a time on one long-lived worker, in a
+"""The server's threading policy (sua_demo/engine/threads.py): heavy jobs one at a time on one long-lived worker, in a
 line whose waiters know their place; a team no wider than the cores the process may use and other work leaves free."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import time
 import pytest
 import torch
 
-from sua_demo.core import threads
 from sua_demo.core.errors import BadValueError
-from sua_demo.core.threads import (
+from sua_demo.engine import threads
+from sua_demo.engine.threads import (
     LINE,
     CoreMeter,
     LeftTheLine,

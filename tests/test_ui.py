@@ -9,9 +9,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from sua_demo.analysis.answers import fold, mark
 from sua_demo.core.errors import SuaError
 from sua_demo.engine import COLUMNS, Engine
+from sua_demo.engine.answers import fold, mark
 from sua_demo.engine.look import Request, choose_noise, look
 from sua_demo.ui import page
 from sua_demo.ui.exports import Scratch, story_csv, story_json
@@ -87,7 +87,7 @@ def test_the_verdict_counts_what_eval_measures_on_the_same_photos(engine, idk):
 
 
 def test_examples_are_measured_unseen_people_best_first(engine, idk):
-    from sua_demo.analysis.paired import p_text
+    from sua_demo.ui.text import p_text
 
     ex = page.examples(engine, "idk")
     assert ex, "the shipped IDK noise must give at least one guided example"

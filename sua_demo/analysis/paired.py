@@ -52,8 +52,3 @@ def against_controls(delta: Sequence[bool], controls: Sequence[Sequence[bool]]) 
         raise ValueError("a verdict needs at least one control")
     either = [any(c[i] for c in controls) for i in range(len(delta))]
     return mcnemar(delta, either)
-
-
-def p_text(p: float) -> str:
-    """A p-value as a reader meets it: two significant figures, never '0.000'."""
-    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}" if p < 0.1 else f"p = {p:.2f}"

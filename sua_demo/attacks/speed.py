@@ -6,6 +6,7 @@ same adapter goes on to evaluation. Figures behind the defaults: benchmarks/atta
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +15,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from sua_demo.core.threads import default_threads
+
+def default_threads() -> int:
+    """Torch's own choice (one thread per core) for one process; the cores shared out among the processes
+    a launcher started on this machine, or they would oversubscribe the cores and each run slower."""
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    return max(1, (os.cpu_count() or 1) // local) if local > 1 else torch.get_num_threads()
 
 
 def _patch_linear(self: torch.nn.Conv2d, x: torch.Tensor) -> torch.Tensor:

@@ -22,8 +22,8 @@ def cmd_demo(args: argparse.Namespace) -> None:
     model clean, with the shipped δ, with random noise of the same ε, and the retrain control with δ. By default
     the model's first guided example (the person and photo where δ brings back most beyond its controls, as the
     app opens on), so the first run shows what the tool is for."""
-    from sua_demo.analysis.answers import fold, mark
     from sua_demo.engine import Engine
+    from sua_demo.engine.answers import fold, mark
 
     eng = Engine(common.world())
     sess = eng.session(args.model)

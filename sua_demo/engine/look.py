@@ -20,10 +20,10 @@ from sua_demo.analysis.verdict import Verdict
 from sua_demo.attacks import Noise, load_noise
 from sua_demo.core.errors import SuaError, UnknownNameError
 from sua_demo.core.images import read_image
-from sua_demo.core.request import Request
 from sua_demo.core.shipped import public_name, short_label
 from sua_demo.engine import Engine, Story, check_question
 from sua_demo.engine.model_cache import LoadedModel
+from sua_demo.engine.request import Request
 
 SOURCES = ("shipped", "uploaded", "optimised")
 STAGES = ("story", "verdict", "map")

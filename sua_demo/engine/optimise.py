@@ -11,10 +11,10 @@ import torch
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise
 from sua_demo.core.shipped import public_name
-from sua_demo.core.threads import Waiting, heavy_stream
 from sua_demo.engine.checks import MAX_STEPS, check_denoiser, finite
 from sua_demo.engine.model_cache import LoadedModel
 from sua_demo.engine.models import Models
+from sua_demo.engine.threads import Waiting, heavy_stream
 from sua_demo.eval.recovery import attack_split, attacker_examples, split_meta
 
 

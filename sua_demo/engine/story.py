@@ -14,6 +14,7 @@ from sua_demo.attacks import Noise
 from sua_demo.core.errors import SuaError
 from sua_demo.core.images import amplified, heatmap
 from sua_demo.denoisers import build_denoiser
+from sua_demo.engine.answers import fold, mark
 from sua_demo.engine.checks import check_denoiser, check_noise, check_question
 from sua_demo.engine.memo import digest
 from sua_demo.engine.model_cache import LoadedModel
@@ -29,6 +30,11 @@ class StoryRow:
     question: str
     truth: str | None  # None for an uploaded photo or a free question
     answers: dict[str, str]  # column -> answer; a column whose model is not available is absent
+
+    def reads(self, column: str) -> tuple[str, str]:
+        """(the answer as the page shows it, its mark): folded when degenerate, marked against the truth."""
+        answer = self.answers[column]
+        return fold(answer) or "(empty)", mark(answer, self.truth)
 
 
 @dataclass

@@ -168,7 +168,7 @@ def measured(audit_json: Path) -> str:
 
 def about_markdown(noise_root: Path, world: str = "first", audit_root: Path | None = None) -> str:
     """About for the served world: its figures, the ceiling study, how it was measured, the ethics."""
-    from sua_demo.core.config import CHECKPOINTS
+    from sua_demo.engine import CHECKPOINTS
 
     studies = CHECKPOINTS / "studies"
     audit_json = (audit_root or noise_root.parent / "audit") / shipped.DEFAULT / "audit.json"
@@ -179,7 +179,7 @@ def about_markdown(noise_root: Path, world: str = "first", audit_root: Path | No
 
 def scale_words(trend: dict[str, Any]) -> str:
     """What the size study has measured so far, in words, above its picture."""
-    from sua_demo.analysis.scale_trend import Trend
+    from sua_demo.engine import Trend
 
     pts = trend["models"]["idk"]["c_unseen_heldout"]["points"]
     worlds = {s: len({p["world"] for p in pts if p["size"] == s}) for s in trend["parameters"]}
@@ -196,7 +196,7 @@ def scale_words(trend: dict[str, Any]) -> str:
 
 def people_words(people: dict[str, Any]) -> str:
     """What the second axis has measured so far (δ fitted on fewer or more people), in words, above its picture."""
-    from sua_demo.analysis.scale_trend import Trend
+    from sua_demo.engine import Trend
 
     sentence = Trend(**people["models"]["idk"]["c_unseen_heldout"]["trend"]).sentence(
         "For IDK, δ's reach to unseen people"

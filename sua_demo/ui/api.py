@@ -17,8 +17,8 @@ from typing import Any
 import gradio as gr
 from gradio.utils import get_upload_folder
 
-from sua_demo.core.request import Request
 from sua_demo.core.shipped import public_name
+from sua_demo.engine.request import Request
 from sua_demo.ui.gradio_glue import caller, handler, root_url
 from sua_demo.ui.handouts import HANDOUTS
 from sua_demo.ui.tools import state

@@ -13,9 +13,9 @@ from typing import Any
 
 from sua_demo.core.errors import SuaError
 from sua_demo.core.shipped import label
-from sua_demo.core.threads import LeftTheLine, Waiting
 from sua_demo.engine import Engine
 from sua_demo.engine.look import STAGES, Look, Request, look, person_id
+from sua_demo.engine.threads import LeftTheLine, Waiting
 from sua_demo.ui import page, stealth
 from sua_demo.ui.exports import Scratch
 from sua_demo.ui.optimise import STEP_RANGE, OptimiseView, StepTimer, app_steps, progress_view
@@ -48,9 +48,8 @@ class Defaults:
 
 def defaults(state: AppState | None = None) -> Defaults:
     """The library's defaults; with `state`, Optimise's steps sized to about APP_SECONDS on this machine."""
-    from sua_demo.denoisers import DENOISERS
-    from sua_demo.engine import AttackConfig
-    from sua_demo.engine.jobs.face import FACT_POOLS, fact_choices
+    from sua_demo.engine import DENOISERS, FACT_POOLS, AttackConfig
+    from sua_demo.engine.jobs.face import fact_choices
     from sua_demo.engine.look import SOURCES
     from sua_demo.engine.model_cache import DEFAULT_MODEL, SHIPPED_MODELS
 

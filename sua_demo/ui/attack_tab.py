@@ -9,8 +9,8 @@ from typing import Any
 
 import gradio as gr
 
-from sua_demo.core.request import Request
 from sua_demo.core.shipped import label
+from sua_demo.engine.request import Request
 from sua_demo.ui import page, text, tools
 from sua_demo.ui.gradio_glue import FileInput, PhotoInput, handler, shown
 from sua_demo.ui.launch import HEAVY

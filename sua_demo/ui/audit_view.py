@@ -6,13 +6,13 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from sua_demo.analysis.paired import ALPHA, mcnemar, p_text
-from sua_demo.core.threads import Waiting
 from sua_demo.engine import Engine
 from sua_demo.engine.jobs import audit
 from sua_demo.engine.look import person_id
+from sua_demo.engine.threads import Waiting
 from sua_demo.ui.pace import WorkClock
 from sua_demo.ui.report_card_view import card_html
+from sua_demo.ui.text import p_text
 
 NOTE = (
     "Each method asks the forget people's facts its own way and is run again, the same way, on the retrain "
@@ -70,26 +70,18 @@ def live_audit(
 
 
 def closing_sentence(report: dict[str, Any]) -> str:
-    """What the verdict's paired test (analysis/paired.py) says of the strongest probe against the retrain control
-    on the same questions of the forget people, its p-value adjusted for the number of probes tried (Bonferroni):
-    one probe out of many reaching p < 0.05 alone is not evidence."""
-    tests = {}
-    for name, runs in report.get("runs", {}).items():
-        pairs = [r["paired"] for r in runs if "paired" in r]
-        if pairs:
-            first = [x for p in pairs for x in p["unlearned"]]
-            tests[name] = mcnemar(first, [x for p in pairs for x in p["retrain"]])
-    if not tests:
+    """What the verdict's paired test says of the strongest probe against the retrain control on the same questions
+    of the forget people, its p-value adjusted for the number of probes tried (`audit.strongest_probe`)."""
+    strongest = audit.strongest_probe(report)
+    if strongest is None:
         return ""
-    name = max(tests, key=lambda n: (tests[n].only_first - tests[n].only_second, -tests[n].p))
-    t, n = tests[name], len(tests)
-    p = min(1.0, t.p * n)
-    if t.only_first > t.only_second and p < ALPHA:
+    label, t, n = audit.LABELS[strongest.name], strongest.test, strongest.tried
+    if strongest.recovers:
         return (
-            f"{audit.LABELS[name].capitalize()} brings back {t.only_first} answers that the retrain control does not "
-            f"({p_text(p)}, adjusted for the {n} probes tried)."
+            f"{label.capitalize()} brings back {t.only_first} answers that the retrain control does not "
+            f"({p_text(strongest.p)}, adjusted for the {n} probes tried)."
         )
     return (
         f"No probe brings back more than the retrain control on the same questions: the strongest, "
-        f"{audit.LABELS[name]}, {t.only_first} against {t.only_second} ({p_text(p)}, adjusted for the {n} probes)."
+        f"{label}, {t.only_first} against {t.only_second} ({p_text(strongest.p)}, adjusted for the {n} probes)."
     )

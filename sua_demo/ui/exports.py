@@ -19,10 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sua_demo.core.images import amplified, to_pil
-from sua_demo.core.io import atomic_write_bytes
 from sua_demo.core.shipped import public_name
-from sua_demo.engine import Noise, Story, noise_bytes, noise_digest
+from sua_demo.engine import Noise, Story, amplified, atomic_write_bytes, noise_bytes, noise_digest, to_pil
 from sua_demo.ui.story import story_header, story_rows
 
 MAX_AGE_S = 3600

@@ -48,7 +48,7 @@ def build(fact_choices: dict[str, list[str]], demo: gr.Blocks) -> None:
             label="made-up name",
             info=your_face.NAME_HELP,
             elem_id="face-name",
-            max_length=your_face.face.MAX_NAME_CHARS,
+            max_length=your_face.MAX_NAME_CHARS,
         )
         facts = [gr.Dropdown(c, label=k, allow_custom_value=True, elem_id=f"face-{k}") for k, c in fact_choices.items()]
     with gr.Row():

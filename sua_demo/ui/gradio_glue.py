@@ -218,7 +218,7 @@ def handler(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        from sua_demo.core.threads import serving  # torch only once a call comes
+        from sua_demo.engine.threads import serving  # torch only once a call comes
 
         try:
             with serving():  # one thread; a heavy job running leaves it a core (threads.py)

@@ -72,8 +72,8 @@ def own_uploads() -> None:
 
 def check_world() -> None:
     """The world SUA_WORLD names, or the process ends with one line saying which names there are (no traceback)."""
-    from sua_demo.core.config import served_world
     from sua_demo.core.errors import SuaError
+    from sua_demo.engine import served_world
 
     try:
         served_world()
@@ -363,14 +363,14 @@ def cap_log_lines() -> None:
 
 def serve_pages_on_one_thread() -> None:
     """Page work runs on one intra-op thread from here on (new threads inherit it); heavy jobs take every core on
-    a fresh thread of their own, so only one OpenMP team is ever live (sua_demo/core/threads.py). UMAP's numba
+    a fresh thread of their own, so only one OpenMP team is ever live (sua_demo/engine/threads.py). UMAP's numba
     kernels use OpenMP too: a team left by the embedding map cut Optimise from 15 to 6.4 steps/s."""
     import os
 
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # read when numba is imported, which has not happened yet
     import torch
 
-    from sua_demo.core.threads import SERVING_THREADS
+    from sua_demo.engine.threads import SERVING_THREADS
 
     torch.set_num_threads(SERVING_THREADS)
 
@@ -380,9 +380,9 @@ def warm_up(state: Any) -> None:
     first result and the first click after it find everything loaded and compiled. UMAP's numba compile alone takes
     about 12 s a process; done in the background after the first verdict, it made the first click wait 15-25 s
     (issue 42); done beside a first visitor's answers, it doubled their wait. The server starts that much later."""
-    from sua_demo.core.request import Request
     from sua_demo.engine.look import look
     from sua_demo.engine.model_cache import DEFAULT_MODEL
+    from sua_demo.engine.request import Request
 
     t0 = time.monotonic()
     eng = state.engine
@@ -407,8 +407,8 @@ def fill_when_idle(state: Any) -> threading.Thread:
     different people at once waited up to 15 s for verdicts computed two at a time; a class that comes after the
     first minutes finds them computed (engine/memo). Any request, page answer or heavy job pauses it until the
     server has been quiet for QUIET_S."""
-    from sua_demo.core.threads import idle, serving
     from sua_demo.engine.model_cache import DEFAULT_MODEL
+    from sua_demo.engine.threads import idle, serving
 
     def fill() -> None:
         if hasattr(os, "setpriority"):  # on Linux a thread's own niceness

@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from sua_demo.core.images import amplified, to_pil
-from sua_demo.core.threads import heavy
+from sua_demo.engine import amplified, to_pil
+from sua_demo.engine.threads import heavy
 from sua_demo.ui.pace import WARM_UP_STEPS, RunClock
 from sua_demo.ui.plots import loss_figure
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sua_demo.analysis import embedding_map
 from sua_demo.core.errors import SuaError
 from sua_demo.core.shipped import label, public_name
-from sua_demo.engine import Engine
+from sua_demo.engine import Engine, embedding_map
 from sua_demo.engine.look import UPLOAD_WHO, Look
 from sua_demo.engine.memo import Memo, digest
 

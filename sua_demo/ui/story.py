@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import html
 
-from sua_demo.analysis.answers import fold, mark
-from sua_demo.analysis.paired import p_text
-from sua_demo.analysis.verdict import Verdict
-from sua_demo.engine import COLUMNS, Story
+from sua_demo.engine import COLUMNS, Story, Verdict
+from sua_demo.ui.text import p_text
 
 TITLES = ("before unlearning", "unlearned, clean", "unlearned + δ", "unlearned + random noise (same ε)",
           "retrain control + δ", "unlearned + δ, denoised")  # fmt: skip
@@ -26,8 +24,7 @@ def cell(story: Story, row_index: int, column: str) -> tuple[str, str]:
     row = story.rows[row_index]
     if column not in row.answers:
         return NOT_AVAILABLE, ""
-    answer = row.answers[column]
-    return fold(answer) or "(empty)", mark(answer, row.truth)
+    return row.reads(column)
 
 
 def story_rows(story: Story) -> list[list[str]]:

@@ -145,3 +145,8 @@ table.card td.word { text-align: left; }
   .legend dl { grid-template-columns: 1fr; } .legend dd { margin-bottom: 4px; }
 }
 """
+
+
+def p_text(p: float) -> str:
+    """A p-value as a reader meets it: two significant figures, never '0.000'."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}" if p < 0.1 else f"p = {p:.2f}"

@@ -38,7 +38,7 @@ def page_outputs(p: Any) -> tuple:
 def show_page(req: Any) -> Any:
     """One page action: the answers, then the verdict, then the map, each as it lands (eleven outputs; the parts
     not ready yet are left as they are)."""
-    from sua_demo.core.threads import serving
+    from sua_demo.engine.threads import serving
 
     with serving():  # one thread; a heavy job running leaves it a core (threads.py)
         yield from _page_stages(req)

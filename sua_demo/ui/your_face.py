@@ -24,12 +24,21 @@ from typing import Any
 
 from PIL import Image
 
-from sua_demo.analysis.answers import fold, mark
 from sua_demo.core.errors import SuaError
-from sua_demo.core.images import read_image
-from sua_demo.engine import Engine
+from sua_demo.engine import (
+    MAX_NAME_CHARS,
+    MAX_PHOTOS,
+    MIN_PHOTOS,
+    Engine,
+    EnrolReport,
+    Progress,
+    StepReport,
+    check_size,
+    read_image,
+)
+from sua_demo.engine.answers import fold, mark
 from sua_demo.engine.jobs import face
-from sua_demo.engine.jobs.face import MAX_PHOTOS, MIN_PHOTOS, EnrolReport, LeftTheLine, Progress, StepReport, Waiting
+from sua_demo.engine.threads import LeftTheLine, Waiting
 from sua_demo.ui.pace import RunClock
 from sua_demo.ui.story import MARK_CLASS, reading, short_reading, verdict_html
 
@@ -49,7 +58,7 @@ HELP = (
     "minute and a half on two idle cores; each step shows its own time left as it runs."
 )
 NAME_HELP = (
-    f"at most {face.MAX_NAME_CHARS} characters, letters of any script; this small model can learn and say only its "
+    f"at most {MAX_NAME_CHARS} characters, letters of any script; this small model can learn and say only its "
     "bench's words, so use a name from 'Invent facts' or one made of them: another is refused as you type it"
 )
 COLUMNS = {
@@ -134,7 +143,7 @@ def add_photos(visitor: FaceSession, files: Any, delete: Callable[[str], None]) 
                 notes.append(f"set aside {shown}: {MAX_PHOTOS} photos is the most a run uses")
                 continue
             image, _ = read_image(path)
-            visitor.photos.append(face.check_size(image.convert("RGB")))
+            visitor.photos.append(check_size(image.convert("RGB")))
         except SuaError as err:
             notes.append(f"set aside {shown}: {err}")
         finally:

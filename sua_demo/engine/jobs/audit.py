@@ -8,15 +8,17 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from sua_demo.analysis.paired import ALPHA, Paired, mcnemar
 from sua_demo.audit.base import AUDITS
 from sua_demo.audit.report_card import card_figure, card_markdown, recovers, report_card
 from sua_demo.audit.run import LABELS, METHODS, EnoughForNow, audit_figure, audit_models, markdown
 from sua_demo.core.errors import SuaError
-from sua_demo.core.threads import Waiting, heavy_ticking
 from sua_demo.engine import Engine
 from sua_demo.engine.look import person_id
+from sua_demo.engine.threads import Waiting, heavy_ticking
 
 __all__ = ["LABELS", "METHODS", "Abandoned", "audit_figure", "card", "card_figure", "card_markdown", "live", "markdown",
            "method_work", "recovers", "shipped_report"]  # fmt: skip
@@ -90,3 +92,32 @@ def live(
             for _ in run:
                 pass
         raise
+
+
+@dataclass(frozen=True)
+class StrongestProbe:
+    """The probe whose paired test against the retrain control finds the most answers only it brings back."""
+
+    name: str
+    test: Paired
+    p: float  # adjusted for the probes tried (Bonferroni): one of many reaching p < 0.05 alone is not evidence
+    tried: int
+
+    @property
+    def recovers(self) -> bool:
+        return self.test.only_first > self.test.only_second and self.p < ALPHA
+
+
+def strongest_probe(report: dict[str, Any]) -> StrongestProbe | None:
+    """A live audit's strongest probe by the verdict's paired test (analysis/paired.py), on the same questions of
+    the forget people as its retrain control; None when no probe kept its pairs."""
+    tests = {}
+    for name, runs in report.get("runs", {}).items():
+        pairs = [r["paired"] for r in runs if "paired" in r]
+        if pairs:
+            first = [x for p in pairs for x in p["unlearned"]]
+            tests[name] = mcnemar(first, [x for p in pairs for x in p["retrain"]])
+    if not tests:
+        return None
+    name = max(tests, key=lambda n: (tests[n].only_first - tests[n].only_second, -tests[n].p))
+    return StrongestProbe(name, tests[name], min(1.0, tests[name].p * len(tests)), len(tests))

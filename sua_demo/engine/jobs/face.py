@@ -10,18 +10,13 @@ from typing import Any
 
 from PIL import Image
 
-from sua_demo.core.threads import LeftTheLine, Waiting, heavy_stream
 from sua_demo.dataset.profiles import FACT_POOLS
 from sua_demo.engine import Engine
+from sua_demo.engine.threads import Waiting, heavy_stream
 from sua_demo.your_face import Visitor, invent_visitor, usable_photos
 from sua_demo.your_face.lifecycle import EnrolReport, LifecycleConfig, Progress, StepReport, rule_steps, run_lifecycle
-from sua_demo.your_face.photos import MAX_PHOTOS, MIN_PHOTOS, MIN_SIDE, check_size
-from sua_demo.your_face.visitor import MAX_NAME_CHARS, check_visitor, sayable
 from sua_demo.your_face.visitor import check_name as check_name_for
-
-__all__ = ["FACTS", "FACT_POOLS", "MAX_NAME_CHARS", "MAX_PHOTOS", "MIN_PHOTOS", "MIN_SIDE", "EnrolReport",
-           "LeftTheLine", "Progress", "Ready", "StepReport", "Waiting", "check_name", "check_size", "fact_choices",
-           "invent", "prepare", "steps"]  # fmt: skip
+from sua_demo.your_face.visitor import check_visitor, sayable
 
 FACTS = tuple(FACT_POOLS)
 

@@ -55,13 +55,6 @@ def usable_cores() -> int:
     return max(1, min(cores, int(asked))) if asked.isdigit() else cores
 
 
-def default_threads() -> int:
-    """Torch's own choice (one thread per core) for one process; the cores shared out among the processes
-    a launcher started on this machine, or they would oversubscribe the cores and each run slower."""
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    return max(1, (os.cpu_count() or 1) // local) if local > 1 else torch.get_num_threads()
-
-
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """Torch's intra-op threads for this OS thread, restored on exit."""
