@@ -1,5 +1,5 @@
 """What Your face leaves in memory: the server's resident set (RSS) before any visitor, after each of N full runs
-(teach, check, unlearn, fit δ, attack and controls, as the page runs them: `your_face.run` on the app's engine,
+(teach, check, unlearn, fit δ, attack and controls, as the page runs them: `ui/your_face/run.py` on the app's engine,
 one browser session each), and after every session is dropped as its tab closes. Issue 39's target: back within
 10 % of the level before the first visitor once the sessions are gone.
 
@@ -18,8 +18,9 @@ from pathlib import Path
 
 from sua_demo.core.config import BenchConfig
 from sua_demo.core.machine import describe
-from sua_demo.ui import your_face
-from sua_demo.ui.app_state import AppState
+from sua_demo.engine.jobs.face import FACTS, invent
+from sua_demo.ui.shared.server import AppState
+from sua_demo.ui.your_face import run as face_run
 from sua_demo.your_face.visitor import procedural_photos
 
 
@@ -43,9 +44,9 @@ def main() -> None:
         key = f"tab-{k}"
         sess = state.faces.get(key)
         sess.photos.extend(procedural_photos(700 + k, BenchConfig(), 4))
-        name, *facts = your_face.invent(engine, 700 + k)
+        name, *facts = invent(engine, 700 + k)
         t0 = time.monotonic()
-        for _ in your_face.run(engine, sess, name, dict(zip(your_face.FACTS, facts, strict=True))):
+        for _ in face_run.run(engine, sess, name, dict(zip(FACTS, facts, strict=True))):
             pass
         first = first or rss_mb()
         print(f"visitor {k + 1}: {time.monotonic() - t0:.0f} s, RSS {rss_mb():.0f} MB (session still open)", flush=True)

@@ -34,7 +34,7 @@ from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
 from sua_demo.engine.threads import SERVING_THREADS, heavy_stream
 from sua_demo.models.loading import load_adapter
-from sua_demo.ui.your_face import Under
+from sua_demo.ui.your_face.run import Under
 from sua_demo.your_face import Visitor, invent_visitor
 from sua_demo.your_face.lifecycle import (
     METHODS,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "sua_demo"
-TABLE = "story_html"  # draws the answers table (sua_demo/ui/story.py)
+STATE = {"state", "shared"}  # fetching the process's state (ui/shared) hands the request to no one
+TABLE = "story_html"  # draws the answers table (sua_demo/ui/shared/story_table.py)
 
 
 def room(filename: str) -> str | None:
@@ -25,7 +26,7 @@ def room(filename: str) -> str | None:
         return None
     rel = path.relative_to(PKG)
     if rel.parts[0] == "ui":
-        return f"ui/{rel.name}"
+        return "/".join(rel.parts)
     return "engine API" if rel.parts[0] == "engine" else None
 
 
@@ -39,7 +40,7 @@ def hands(run) -> list[str]:  # type: ignore[no-untyped-def]
         if done or event != "call" or frame.f_back is None:
             return
         callee, caller = room(frame.f_code.co_filename), room(frame.f_back.f_code.co_filename)
-        if callee and caller and callee != caller:
+        if callee and caller and callee != caller and frame.f_code.co_name not in STATE:
             seen[f"{caller}:{frame.f_back.f_code.co_name} -> {callee}:{frame.f_code.co_name}"] = None
         done = frame.f_code.co_name == TABLE
 
@@ -53,16 +54,17 @@ def hands(run) -> list[str]:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     from sua_demo.engine.request import Request
-    from sua_demo.ui import tools
+    from sua_demo.ui.attack import actions, handlers
+    from sua_demo.ui.shared import state
 
-    tools.state().load("idk")  # the page has loaded its model (the warm start every upload meets)
+    actions.load(state(), "idk")  # the page has loaded its model (the warm start every upload meets)
     photo = Path(tempfile.mkdtemp()) / "face.png"
-    tools.state().engine.photo(1, 0).save(photo)
+    state().engine.photo(1, 0).save(photo)
 
     def show() -> None:  # what app.py's `show` does with the page's values: one Request, one call
-        next(iter(tools.show_page(Request(model="idk", upload=str(photo)))))
+        next(iter(handlers.show_page(Request(model="idk", upload=str(photo)))))
 
-    chain = ["app.py:show -> ui/tools.py:show_page", *hands(show)]
+    chain = ["ui/attack/layout.py:show -> ui/attack/handlers.py:show_page", *hands(show)]
     for i, call in enumerate(chain, 1):
         print(f"{i:2d}. {call}")
     entries = sum("-> engine API" in c for c in chain)

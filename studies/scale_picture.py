@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from sua_demo.ui.plots import people_figure, scale_figure
+from sua_demo.ui.shared.plots import people_figure, scale_figure
 from sua_demo.worlds.scale import SCALE_REPORTS
 
 ROOT = Path(__file__).resolve().parent.parent

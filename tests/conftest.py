@@ -67,8 +67,8 @@ def app_url():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    from sua_demo.ui.launch import launch_kwargs, queued
-    from sua_demo.ui.tools import state
+    from sua_demo.ui.serving.launch import launch_kwargs, queued
+    from sua_demo.ui.shared import state
 
     kwargs = {**launch_kwargs(state().scratch.root), "server_name": "127.0.0.1", "server_port": port}
     demo = queued(app.build_app())

@@ -18,7 +18,7 @@ def test_importing_the_app_does_no_work():
     code = (
         "import sys, threading, app\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'import loaded the models stack'\n"
-        "assert 'sua_demo.ui.app_state' not in sys.modules, 'import built the app state'\n"
+        "assert 'sua_demo.ui.shared.server' not in sys.modules, 'import built the app state'\n"
         "assert threading.active_count() == 1, 'import started threads'\n"
         "print('ok')\n"
     )
@@ -33,7 +33,7 @@ def test_help_says_how_to_serve_and_starts_nothing():
 
 
 def test_flags_override_the_environments_host_and_port(monkeypatch, tmp_path):
-    from sua_demo.ui.launch import app_arguments, launch_kwargs
+    from sua_demo.ui.serving.launch import app_arguments, launch_kwargs
 
     monkeypatch.setenv("PORT", "9000")
     assert launch_kwargs(tmp_path)["server_port"] == 9000
@@ -43,25 +43,29 @@ def test_flags_override_the_environments_host_and_port(monkeypatch, tmp_path):
 
 
 def test_app_py_is_the_tabs_and_the_api():
-    """app.py reaches the library only through `sua_demo.ui`, and every tab of the page is laid out by its own
-    `sua_demo/ui/<name>_tab.py` (so a tab's layout and wiring are read in one place, not packed into app.py)."""
+    """app.py reaches the library only through `sua_demo.ui`, and lays out no tab itself: each tab it lists is a
+    folder of `sua_demo/ui` with its title, its layout and its handlers (a tab's layout and wiring are read in
+    one place, not packed into app.py)."""
     import ast
+    import importlib
+
+    import app
 
     tree = ast.parse((ROOT / "app.py").read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     ours = {m for m in imported if m.split(".")[0] == "sua_demo"}
     assert ours and all(m == "sua_demo.ui" or m.startswith("sua_demo.ui.") for m in ours), ours
-    tabs = [n for n in ast.walk(tree) if isinstance(n, ast.With) and "gr.Tab(" in ast.unparse(n.items[0])]
-    assert len(tabs) == 5
-    for tab in tabs:
-        (call,) = [n for n in ast.walk(tab) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("_tab.build")]
-        module = ast.unparse(call.func).removesuffix(".build")
-        assert (ROOT / "sua_demo" / "ui" / f"{module}.py").is_file(), module
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func).startswith("gr.") and
+                ast.unparse(n.func) not in ("gr.Tabs", "gr.Tab", "gr.Markdown")]  # fmt: skip
+    assert app.TABS == ("attack", "batch", "audit", "your_face", "about")
+    for name in app.TABS:
+        tab = importlib.import_module(f"sua_demo.ui.{name}")
+        assert tab.TITLE and callable(tab.build) and (ROOT / "sua_demo" / "ui" / name / "layout.py").is_file()
 
 
 def test_the_queue_polls_calmly_and_runs_two_jobs():
     """Gradio's own 1 ms poll took the GIL from the attack thread a thousand times a second."""
-    from sua_demo.ui.launch import CONCURRENCY, QUEUE_POLL, queued
+    from sua_demo.ui.serving.launch import CONCURRENCY, QUEUE_POLL, queued
 
     with gr.Blocks() as demo:
         gr.Button()
@@ -71,23 +75,26 @@ def test_the_queue_polls_calmly_and_runs_two_jobs():
 
 @pytest.fixture(scope="module")
 def app():
-    """The page's handlers (sua_demo/ui/tools.py), as `app.py` wires them (the API's are tested served)."""
-    from sua_demo.ui import tools
+    """The Attack tab's handlers (sua_demo/ui/attack/handlers.py), as its layout wires them (the API's are tested
+    served)."""
+    from sua_demo.ui.attack import handlers
 
-    return tools
+    return handlers
 
 
 @pytest.fixture(scope="module")
 def first(app):
     """The guided first run: the model's best measured example."""
-    return app.state().load("idk")
+    from sua_demo.ui.attack import actions
+
+    return actions.load(app.state(), "idk")
 
 
 def shown(app, person, photo=5, upload=None, question="", source="shipped", noise_file=None, model="idk",
           denoiser="gaussian"):  # fmt: skip
     """What the page's one action shows first: the answers' eight outputs, then the verdict (the map is left out)."""
     from sua_demo.engine.request import Request
-    from sua_demo.ui.gradio_glue import handler
+    from sua_demo.ui.serving.gradio_parts import handler
 
     req = Request(model=model, person=person, photo=photo, upload=upload, question=question, noise_source=source,
                   noise_file=noise_file, denoiser=denoiser)  # fmt: skip
@@ -139,11 +146,14 @@ def test_the_warm_up_computes_the_first_example_and_fits_the_map_before_it_retur
     from sua_demo.engine.look import look
     from sua_demo.engine.model_cache import DEFAULT_MODEL
     from sua_demo.engine.request import Request
-    from sua_demo.ui.launch import warm_up
+    from sua_demo.ui.serving.launch import warm_up
 
     state = app.state()
-    warm_up(state)
-    eng, first = state.engine, state.load(DEFAULT_MODEL)
+    from sua_demo.ui.attack.actions import load
+
+    first = load(state, DEFAULT_MODEL)
+    warm_up(state, first.person, first.photo)
+    eng = state.engine
     sess = eng.session(DEFAULT_MODEL)
     assert sess.maps, "the embedding map was fitted"
     kept = len(eng._verdicts), len(eng._stories)

@@ -34,6 +34,6 @@ def test_every_top_level_module_and_ui_module_is_in_the_document():
     words = named()
     top = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
     top += [f"{p.name}/" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()]
-    ui = [p.name for p in (PACKAGE / "ui").glob("*.py") if p.name != "__init__.py"]
+    ui = [str(p.relative_to(PACKAGE / "ui")) for p in (PACKAGE / "ui").rglob("*.py") if p.name != "__init__.py"]
     absent = sorted(m for m in top + ui if m not in words)
     assert not absent, f"docs/architecture.md leaves out: {absent}"

@@ -128,9 +128,10 @@ def test_an_upload_is_shown_with_the_banner(browser, app_url, tmp_path):
 
 
 def app_labels():
-    from sua_demo.ui.tools import state
+    from sua_demo.ui.attack import actions
+    from sua_demo.ui.shared import state
 
-    return state().load("idk").labels  # what the person box shows (its values are the numbers)
+    return actions.load(state(), "idk").labels  # what the person box shows (its values are the numbers)
 
 
 def test_an_uploaded_noise_file_is_what_the_answers_then_use(browser, app_url):

@@ -197,7 +197,7 @@ def _put(folder, name: str, size: int, age: float, blocks=None) -> str:
 
 
 def test_the_sweeper_removes_old_uploads_the_oldest_past_the_budget_and_empty_litter(tmp_path):
-    from sua_demo.ui.sweep import UploadSweeper
+    from sua_demo.ui.serving.upload_sweep import UploadSweeper
 
     blocks, cache = _Blocks(), tmp_path / "gradio"
     old = _put(cache / ("a" * 64), "old.png", 10, 3600, blocks)
@@ -224,7 +224,7 @@ def test_the_sweeper_removes_old_uploads_the_oldest_past_the_budget_and_empty_li
 def test_the_file_boxes_leave_no_empty_temporary_file(tmp_path, monkeypatch):
     from gradio.data_classes import FileData, ListFiles
 
-    from sua_demo.ui.gradio_glue import FileInput
+    from sua_demo.ui.serving.gradio_parts import FileInput
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
     photo = tmp_path / "me.png"
@@ -239,7 +239,7 @@ def test_the_file_boxes_leave_no_empty_temporary_file(tmp_path, monkeypatch):
 def test_a_log_line_quotes_at_most_log_line_characters():
     import logging
 
-    from sua_demo.ui.launch import LOG_LINE, CappedLines
+    from sua_demo.ui.serving.launch import LOG_LINE, CappedLines
 
     record = logging.LogRecord("sua", logging.WARNING, __file__, 1, "user error: %s", ("9" * 2_000_000,), None)
     CappedLines().filter(record)

@@ -106,7 +106,7 @@ def test_sessions_keep_what_gradio_gives_them_but_no_copy_of_the_page():
     import gradio as gr
     from gradio.state_holder import SessionState
 
-    from sua_demo.ui.launch import sessions_keep_no_page_copy
+    from sua_demo.ui.serving.launch import sessions_keep_no_page_copy
 
     sessions_keep_no_page_copy()
     with gr.Blocks() as demo:
@@ -124,14 +124,14 @@ def test_the_photo_upload_event_deletes_uploads_only_and_never_a_server_file(app
     from pathlib import Path
 
     client = Client(app_url, verbose=False, download_files=False)
-    from sua_demo.ui.handouts import HANDOUTS
+    from sua_demo.ui.serving.handouts import HANDOUTS
 
     made = client.predict("idk", 16, 5, "gaussian", 0, "", api_name="/optimise")  # a noise file the server made
     preview = str(HANDOUTS.find(made[2]))  # (where it keeps it: a caller is told a link, not this path)
     assert get(app_url + f"gradio_api/file={preview}")[0] == 200
     said = page_event(app_url, "face-files", "upload", [[file_data(preview)]], "hostile-1")
     assert Path(preview).is_file() and get(app_url + f"gradio_api/file={preview}")[0] == 200, said
-    from sua_demo.ui.tools import state
+    from sua_demo.ui.shared import state
 
     state().faces.drop("hostile-1")  # (it read the preview as a photo of its own: harmless, and now dropped)
 
@@ -153,7 +153,7 @@ def test_a_closed_tab_leaves_no_photo_in_any_session_route_or_file(app_url, tmp_
     from playwright.sync_api import expect, sync_playwright
     from test_browser import ARGS
 
-    from sua_demo.ui.tools import state
+    from sua_demo.ui.shared import state
 
     paths = []
     for i in range(3):
@@ -276,7 +276,7 @@ def test_a_rest_caller_stops_its_own_run_by_its_id_and_nobody_elses(app_url):
 def test_every_heavy_job_waits_in_the_one_line(app_url):
     """Gradio lets the heavy jobs in to wait in the library's line (threads.HeavyLine), which runs one at a time
     and tells each its place (tests/test_threads.py, tests/test_browser_line.py)."""
-    from sua_demo.ui.launch import LINE_SEATS
+    from sua_demo.ui.serving.launch import LINE_SEATS
 
     fns = list(_served_blocks(app_url).fns.values())
     heavy = {f.name for f in fns if f.concurrency_id == "heavy"}
@@ -428,7 +428,7 @@ def test_a_live_audit_stops_when_its_mcp_client_leaves(app_url):
     import asyncio
     import time
 
-    from sua_demo.ui.tools import state
+    from sua_demo.ui.shared import state
 
     pytest.importorskip("mcp")
     person = str(state().engine.bench.forget_ids[0])
@@ -446,7 +446,7 @@ def test_a_live_audit_over_mcp_returns_within_its_bound(app_url, monkeypatch):
     import time
 
     from sua_demo.ui import api
-    from sua_demo.ui.tools import state
+    from sua_demo.ui.shared import state
 
     pytest.importorskip("mcp")
     assert f"within {api.AUDIT_BOUND_S} s" in api.audit.__doc__  # the bound the tool states is the one it keeps

@@ -14,6 +14,7 @@ from PIL import Image
 from sua_demo.core.config import BenchConfig
 from sua_demo.core.errors import BadValueError, SuaError
 from sua_demo.dataset import build_bench
+from sua_demo.ui.shared.face_sessions import FaceSession, FaceSessions
 from sua_demo.your_face import TeachConfig, Visitor, invent_visitor, usable_photos, visitor_bench
 from sua_demo.your_face.lifecycle import (
     LifecycleConfig,
@@ -132,7 +133,7 @@ def test_the_lifecycle_reports_each_step_and_leaves_the_starting_model_as_it_was
     for f in ("report.json", "report.md", "unlearned_language_model.safetensors", "taught/adapter_config.json"):
         assert (tmp_path / f).is_file(), f
     assert report_markdown(report) == (tmp_path / "report.md").read_text()
-    from sua_demo.ui.your_face import story_html, verdicts_html
+    from sua_demo.ui.your_face.views import story_html, verdicts_html
 
     shown = verdicts_html(report)
     assert "before teaching + δ" in shown and "taught" in shown and "Batch tab" not in shown
@@ -173,7 +174,7 @@ def test_stop_ends_a_run_within_one_pass_of_its_step(micro_adapter, micro_bench)
 
 
 def test_the_step_under_way_shows_its_own_pace_and_says_unlearning_may_end_early():
-    from sua_demo.ui.your_face import Under
+    from sua_demo.ui.your_face.run import Under
 
     under = Under("teach")
     assert under.pace() == "running"
@@ -193,7 +194,7 @@ def test_unlearnings_clock_runs_to_the_pass_its_rule_ended_at_for_measured_visit
 ):
     """Your face's unlearning stops when its rule holds, 3-4x before its last pass: the page's time left aims at the
     median pass measured on this world's visitors, and once past it, at the rule's next check."""
-    from sua_demo.ui.your_face import Under
+    from sua_demo.ui.your_face.run import Under
     from sua_demo.your_face.lifecycle import RULE_STEPS, expected_end, expected_why, rule_steps
 
     stops = (25, 25, 125, 130)  # a rule that ends quickly for some visitors, late for others
@@ -228,44 +229,43 @@ def test_sua_enrol_prints_each_finished_step_and_counts_the_passes_of_the_step_u
 
 
 def test_the_page_keeps_photos_in_memory_deletes_the_uploads_and_refuses_a_second_run(tmp_path):
-    from sua_demo.ui import your_face
+    from sua_demo.ui.your_face import intake, run
 
     paths = []
     for i, photo in enumerate(procedural_photos(4, FIRST, 3)):
         paths.append(tmp_path / f"p{i}.png")
         photo.save(paths[-1])
     (tmp_path / "bad.png").write_bytes(b"no image here")
-    sessions = your_face.FaceSessions()
+    sessions = FaceSessions()
     sess = sessions.get("tab-1")
     deleted = []
-    thumbs, note = your_face.add_photos(sess, [str(p) for p in paths] + [str(tmp_path / "bad.png")], deleted.append)
+    thumbs, note = intake.add_photos(sess, [str(p) for p in paths] + [str(tmp_path / "bad.png")], deleted.append)
     assert len(sess.photos) == 3 and "set aside" in note
     assert deleted == [str(p) for p in [*paths, tmp_path / "bad.png"]]  # every file handed on to be removed
     assert thumbs.count("src='data:image/png;base64,") == 3 and "/file=" not in thumbs
     assert sessions.get("tab-2").photos == [] and sessions.holding() == 1  # another tab sees none of them
     with sess.busy:  # a run of this session is going
         with pytest.raises(SuaError, match="already going"):
-            next(your_face.run(None, sess, "x", {}))  # refused before any model is touched
-        assert your_face.stop(sess).startswith("stopping")
+            next(run.run(None, sess, "x", {}))  # refused before any model is touched
+        assert run.stop(sess).startswith("stopping")
     sessions.drop("tab-1")  # the tab closed
     assert sess.photos == [] and sess.report is None and sessions.holding() == 0
-    assert your_face.stop(sess) == "nothing is running to stop"
+    assert run.stop(sess) == "nothing is running to stop"
 
 
 def test_a_run_stopped_while_it_waits_for_its_turn_never_starts():
-    from sua_demo.ui import your_face
+    from sua_demo.ui.your_face import run
 
-    sess = your_face.FaceSession()
-    your_face.arm(sess)  # the click; the run now waits for the heavy-job slot
-    assert your_face.stop(sess) == "stopped before it started: nothing was taught"
-    said = list(your_face.run(None, sess, "x", {}))  # its turn comes: it touches no model (engine None)
+    sess = FaceSession()
+    run.arm(sess)  # the click; the run now waits for the heavy-job slot
+    assert run.stop(sess) == "stopped before it started: nothing was taught"
+    said = list(run.run(None, sess, "x", {}))  # its turn comes: it touches no model (engine None)
     assert said == [("stopped before it started: nothing was taught", "", "", "")] and not sess.busy.locked()
 
 
 def test_idle_sessions_are_dropped():
-    from sua_demo.ui import your_face
 
-    sessions = your_face.FaceSessions(idle=0.0)
+    sessions = FaceSessions(idle=0.0)
     sessions.get("a").photos.append(object())
     sessions.get("b")  # any later use sweeps the idle ones
     assert sessions.holding() == 0

@@ -34,8 +34,8 @@ from sua_demo.core.errors import SuaError
 from sua_demo.core.images import read_image, strip_png_metadata
 from sua_demo.engine import Story, StoryRow
 from sua_demo.models.loading import check_safetensors, load_adapter, load_failure
-from sua_demo.ui import exports
-from sua_demo.ui.exports import Scratch
+from sua_demo.ui.shared import exports
+from sua_demo.ui.shared.exports import Scratch
 
 LIBRARIES = ("pillow", "safetensors", "torch", "transformers", "huggingface", "pickle", "recursion", "traceback")
 TINY = CHECKPOINTS / "tiny-llava"
@@ -516,7 +516,7 @@ def _your_face_under_way(url: str) -> Any:
 
 HUNG = """
 import atexit, pathlib, sys, threading, time
-from sua_demo.ui.launch import stop_on_signals
+from sua_demo.ui.serving.launch import stop_on_signals
 atexit.register(lambda: pathlib.Path(sys.argv[1]).write_text("cleaned"))
 stop_on_signals()
 threading.Thread(target=time.sleep, args=(60,)).start()  # a worker the interpreter's exit would wait for
@@ -537,7 +537,7 @@ def test_a_stop_signal_ends_a_process_that_a_worker_would_hold_and_runs_its_exit
 
 SLOW_EXIT = """
 import atexit, sys, time
-from sua_demo.ui.launch import launch_kwargs, stop_on_signals
+from sua_demo.ui.serving.launch import launch_kwargs, stop_on_signals
 launch_kwargs(sys.argv[1])  # the folder it serves downloads from
 atexit.register(time.sleep, 30)  # an exit handler that never finishes in time
 stop_on_signals()

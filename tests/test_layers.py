@@ -25,15 +25,17 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_every_layer_only_imports_the_layers_below_it():
     run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "3 kept, 0 broken" in run.stdout
+    assert "4 kept, 0 broken" in run.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
     errors = copy_of_the_package(tmp_path) / "sua_demo" / "core" / "errors.py"
-    errors.write_text(errors.read_text() + "\n\ndef _upward() -> None:\n    import sua_demo.ui.page  # noqa: F401\n")
+    errors.write_text(
+        errors.read_text() + "\n\ndef _upward() -> None:\n    import sua_demo.ui.attack.views  # noqa: F401\n"
+    )
     run = lint_imports(tmp_path)
     assert run.returncode != 0
-    assert "BROKEN" in run.stdout and "sua_demo.core.errors -> sua_demo.ui.page" in run.stdout, run.stdout
+    assert "BROKEN" in run.stdout and "sua_demo.core.errors -> sua_demo.ui.attack.views" in run.stdout, run.stdout
 
 
 def copy_of_the_package(tmp_path: Path) -> Path:
@@ -48,23 +50,23 @@ def test_the_page_importing_analysis_breaks_the_allow_list(tmp_path):
     """ui may import the engine, the errors and the shipped list only: a direct import of analysis (the layers
     allow it, analysis is below ui) is what the allow-list refuses, and so is any package it does not name."""
     root = copy_of_the_package(tmp_path)
-    page = root / "sua_demo" / "ui" / "page.py"
+    page = root / "sua_demo" / "ui" / "attack" / "views.py"
     page.write_text(
         page.read_text() + "\n\ndef _around() -> None:\n    import sua_demo.analysis.paired  # noqa: F401\n"
     )
     run = lint_imports(root)
     assert run.returncode != 0
     assert "the page reaches the library through the engine only BROKEN" in run.stdout, run.stdout
-    assert "sua_demo.ui.page -> sua_demo.analysis.paired" in run.stdout, run.stdout
+    assert "sua_demo.ui.attack.views -> sua_demo.analysis.paired" in run.stdout, run.stdout
     assert "layers only point down KEPT" in run.stdout, run.stdout  # the layers alone would let it through
 
 
 def test_the_allow_list_refuses_a_leaf_it_does_not_name(tmp_path):
     root = copy_of_the_package(tmp_path)
-    page = root / "sua_demo" / "ui" / "page.py"
+    page = root / "sua_demo" / "ui" / "attack" / "views.py"
     page.write_text(page.read_text() + "\n\ndef _around() -> None:\n    import sua_demo.core.io  # noqa: F401\n")
     run = lint_imports(root)
-    assert "sua_demo.ui.page -> sua_demo.core.io" in run.stdout and "1 broken" in run.stdout, run.stdout
+    assert "sua_demo.ui.attack.views -> sua_demo.core.io" in run.stdout and "1 broken" in run.stdout, run.stdout
 
 
 def test_an_uploads_way_to_the_answers_table_is_at_most_12_calls(tmp_path):
@@ -76,11 +78,12 @@ def test_an_uploads_way_to_the_answers_table_is_at_most_12_calls(tmp_path):
     from upload_path import hands
 
     from sua_demo.engine.request import Request
-    from sua_demo.ui import tools
+    from sua_demo.ui.attack import handlers
+    from sua_demo.ui.shared import state
 
     photo = tmp_path / "face.png"
-    tools.state().engine.photo(1, 0).save(photo)
-    chain = hands(lambda: next(iter(tools.show_page(Request(model="idk", upload=str(photo))))))
-    assert chain[-1].endswith("ui/story.py:story_html"), chain
-    assert 1 + len(chain) <= 12, chain  # and app.py's own call of show_page
+    state().engine.photo(1, 0).save(photo)
+    chain = hands(lambda: next(iter(handlers.show_page(Request(model="idk", upload=str(photo))))))
+    assert chain[-1].endswith("ui/shared/story_table.py:story_html"), chain
+    assert 1 + len(chain) <= 12, chain  # and the Attack tab's own call of show_page
     assert not any(c.startswith("engine API") for c in chain), chain  # no bounce back up from the engine

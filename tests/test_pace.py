@@ -2,7 +2,7 @@
 
 import pytest
 
-from sua_demo.ui.pace import RunClock, WorkClock
+from sua_demo.ui.shared.clock import RunClock, WorkClock
 
 
 class Clock:
@@ -63,7 +63,7 @@ def test_unequal_parts_are_weighed_by_their_work():
 def test_a_clock_never_sits_on_zero_while_work_is_left():
     """Issue 42: the live audit sat on 'about 0 s left' for 55 s. A part that overruns its estimate is given a
     share of the time it has run so far, and never under a second, until it ends."""
-    from sua_demo.ui.pace import OVERDUE, WorkClock
+    from sua_demo.ui.shared.clock import OVERDUE, WorkClock
 
     t = [0.0]
     clock = WorkClock([1, 1, 1], now=lambda: t[0])

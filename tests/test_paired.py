@@ -4,8 +4,8 @@ import pytest
 
 from sua_demo.analysis.paired import ALPHA, against_controls, mcnemar
 from sua_demo.analysis.verdict import verdict
-from sua_demo.ui.story import reading
-from sua_demo.ui.text import p_text
+from sua_demo.ui.shared.story_table import reading
+from sua_demo.ui.shared.words import p_text
 
 
 def right(n: int, of: int, start: int = 0) -> list[bool]:
@@ -76,7 +76,7 @@ def test_the_words_follow_the_test_not_the_counts():
 
 def test_the_batch_ends_with_what_the_same_test_says_per_group():
     from sua_demo.analysis.paired import Paired
-    from sua_demo.ui.batch import closing_sentence
+    from sua_demo.ui.batch.view import closing_sentence
 
     said = closing_sentence(
         {"a_attacker_images": mcnemar(right(12, 40), right(2, 40)), "c_unseen_heldout": Paired(1, 0, 1.0)}
@@ -89,7 +89,7 @@ def test_the_batch_ends_with_what_the_same_test_says_per_group():
 def test_the_live_audits_closing_sentence_is_the_paired_test_adjusted_for_the_probes_tried():
     """The strongest probe against the retrain control on the same questions, Bonferroni over the probes: 9 answers
     back against none is p = 0.0039, x2 probes = 0.0078; 2 against 0 (p = 0.5) is no evidence."""
-    from sua_demo.ui.audit_view import closing_sentence
+    from sua_demo.ui.audit.view import closing_sentence
 
     def run(first, second):
         return [{"paired": {"unlearned": first, "retrain": second}}]

@@ -112,7 +112,7 @@ def test_protocol_studies_budget_purification_and_the_reference_preset(saved_mic
     )
     md = (tmp_path / "report.md").read_text()
     assert "## Budget curves" in md and "median(x + δ)" in md and "## The public code's settings" in md
-    from sua_demo.ui.plots import budget_figure
+    from sua_demo.ui.shared.plots import budget_figure
 
     assert len(budget_figure(curves).data) == 5  # four groups and the AUROC
 

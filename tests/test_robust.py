@@ -142,7 +142,7 @@ def test_about_says_what_the_defence_fixed_and_what_it_did_not_from_the_files(tm
     """The About's section is drawn from each model's reading.json and the cost benchmark's file, nothing typed."""
     import json
 
-    from sua_demo.ui.about import robust_words
+    from sua_demo.ui.about.words import robust_words
 
     def reading(model: str, beyond: float, probes: dict, word: str) -> None:
         folder = tmp_path / "robust_attacks" / model

@@ -96,8 +96,8 @@ def test_the_shipped_trend_is_what_the_shipped_attack_reports_say(tmp_path):
 def test_about_draws_the_trend_against_tower_parameters_and_says_what_is_measured_so_far():
     import json
 
-    from sua_demo.ui.about import scale_words
-    from sua_demo.ui.plots import scale_figure
+    from sua_demo.ui.about.words import scale_words
+    from sua_demo.ui.shared.plots import scale_figure
     from sua_demo.worlds.scale import SCALE_REPORTS, tower_parameters
 
     found = json.loads((SCALE_REPORTS / "trend.json").read_text())
@@ -158,8 +158,8 @@ def test_the_second_axis_reads_each_share_and_the_record_only_where_its_models_a
     read as the size axis is, a slope per attacker person with an interval over worlds."""
     import json
 
-    from sua_demo.ui.about import people_words
-    from sua_demo.ui.plots import people_figure
+    from sua_demo.ui.about.words import people_words
+    from sua_demo.ui.shared.plots import people_figure
     from sua_demo.worlds import scale
 
     record, reports = tmp_path / "record", tmp_path / "reports"

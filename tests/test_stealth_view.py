@@ -9,7 +9,7 @@ import pytest
 
 from sua_demo.analysis import embedding_map
 from sua_demo.core.errors import SuaError
-from sua_demo.ui import stealth
+from sua_demo.ui.attack import stealth
 
 WHO = "#7 Test Person, photo 5"
 

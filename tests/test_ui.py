@@ -13,10 +13,10 @@ from sua_demo.core.errors import SuaError
 from sua_demo.engine import COLUMNS, Engine
 from sua_demo.engine.answers import fold, mark
 from sua_demo.engine.look import Request, choose_noise, look
-from sua_demo.ui import page
-from sua_demo.ui.exports import Scratch, story_csv, story_json
-from sua_demo.ui.stops import StopRegistry
-from sua_demo.ui.story import NOT_AVAILABLE, story_html, story_rows
+from sua_demo.ui.attack import views as page
+from sua_demo.ui.shared.exports import Scratch, story_csv, story_json
+from sua_demo.ui.shared.stop_flags import StopRegistry
+from sua_demo.ui.shared.story_table import NOT_AVAILABLE, story_html, story_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ def test_the_verdict_counts_what_eval_measures_on_the_same_photos(engine, idk):
         measured = score(examples, answers_with(adapter, bank, examples, noise))["gen_em"]
         assert v.correct[cond] == round(measured * len(examples)), cond
     assert 0 <= v.brought_back <= v.correct["delta"]
-    from sua_demo.ui.story import verdict_html
+    from sua_demo.ui.shared.story_table import verdict_html
 
     html = verdict_html(v, "unseen by δ")
     assert f"<b>{v.count}</b> of 35" in html and f"retrain control + δ <b>{v.correct['retrain_delta']}</b>" in html
@@ -87,7 +87,7 @@ def test_the_verdict_counts_what_eval_measures_on_the_same_photos(engine, idk):
 
 
 def test_examples_are_measured_unseen_people_best_first(engine, idk):
-    from sua_demo.ui.text import p_text
+    from sua_demo.ui.shared.words import p_text
 
     ex = page.examples(engine, "idk")
     assert ex, "the shipped IDK noise must give at least one guided example"
@@ -112,7 +112,7 @@ def test_the_page_pictures_are_files_written_once_for_every_visitor(engine, tmp_
     same picture asked twice is the same file, written once (issue 56)."""
     from PIL import Image
 
-    from sua_demo.ui.exports import Scratch
+    from sua_demo.ui.shared.exports import Scratch
 
     scratch = Scratch(tmp_path / "scratch")
     first, _ = page.gallery(engine, "idk", "unseen by δ", scratch)
@@ -161,7 +161,7 @@ def test_exported_csv_cells_never_start_a_formula(engine, idk):
     import csv
     import io
 
-    from sua_demo.ui.exports import table_csv
+    from sua_demo.ui.shared.exports import table_csv
 
     x = engine.prepare(idk, engine.photo(1, 0))
     story = engine.story(idk, x, [(q, None) for q in FORMULAS[:2]], idk.shipped_noise, "median", who=FORMULAS[2])
@@ -265,7 +265,7 @@ def test_an_upload_is_shown_with_the_banner(engine, tmp_path):
 
 
 def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(tmp_path):
-    from sua_demo.ui.about import about_markdown, ceiling_figures
+    from sua_demo.ui.about.words import about_markdown, ceiling_figures
 
     def world(c_input: float, c_output: float, retrain_output: float) -> dict:
         def split(inp, out):
@@ -306,7 +306,7 @@ def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(
 def test_the_faithful_worlds_about_quotes_its_own_figures():
     """Issue 42: the faithful world's About called the first world's figures "this world"."""
     from sua_demo.core.config import shipped_world
-    from sua_demo.ui.about import about_markdown
+    from sua_demo.ui.about.words import about_markdown
 
     world = shipped_world("faithful")
     text = about_markdown(world.noise, world.name, world.audit)

@@ -1,6 +1,6 @@
 """The REST API and the MCP tools: each returns words a person (or a model) reads, then the same result as JSON.
 
-The page has events of its own (`app.py`, `tools.py`) that fill widgets with HTML, pictures and plots; a caller
+The page has events of its own (each tab's `handlers.py`) that fill widgets with HTML, pictures and plots; a caller
 gets none of that: no HTML, no plot JSON, no server path. The one file a caller needs, the noise `optimise`
 made, comes back as a link of our own (`handouts`: a token, not a server path), which `answer`, `verdict`,
 `embedding_map` and `batch` take as `noise_file`. Each function's docstring is its tool description, and its
@@ -19,9 +19,10 @@ from gradio.utils import get_upload_folder
 
 from sua_demo.core.shipped import public_name
 from sua_demo.engine.request import Request
-from sua_demo.ui.gradio_glue import caller, handler, root_url
-from sua_demo.ui.handouts import HANDOUTS
-from sua_demo.ui.tools import state
+from sua_demo.ui.attack import actions
+from sua_demo.ui.serving.gradio_parts import caller, handler, root_url
+from sua_demo.ui.serving.handouts import HANDOUTS
+from sua_demo.ui.shared import state
 
 AUDIT_BOUND_S = 240  # a live audit called through the API returns within this much work, with what it finished
 
@@ -48,7 +49,7 @@ def load_model(model: str, person: str = "", role_filter: str = "unseen by δ") 
         person: the person to keep in view (their number, e.g. "5"); empty for the model's best example.
         role_filter: which people to list: "unseen by δ", "attacker set", "retain" or "all".
     """
-    p = state().load(model, person, role_filter)
+    p = actions.load(state(), model, person, role_filter)
     engine = state().engine
     roles = engine.people(engine.session(model).shipped_noise)
     listed = [{"person": pid, "name": engine.person(pid).name, "role": role} for pid, role in roles
@@ -90,12 +91,12 @@ def answer(
         vanilla: for a model of your own, its version before unlearning (folder or Hub id).
         retrain: for a model of your own, its retrain control (folder or Hub id).
     """
-    from sua_demo.ui.exports import story_json
-    from sua_demo.ui.page import UPLOAD_BANNER
-    from sua_demo.ui.story import COLUMN_TITLES, story_rows
+    from sua_demo.ui.attack.views import UPLOAD_BANNER
+    from sua_demo.ui.shared.exports import story_json
+    from sua_demo.ui.shared.story_table import COLUMN_TITLES, story_rows
 
     req = _request(model, person, photo, upload, noise_source, noise_file, denoiser, question, vanilla, retrain)
-    seen = state().look(req, "story")
+    seen = actions.look(state(), req, "story")
     story = seen.story
     lines = ["; ".join([f"{seen.who}; model {public_name(seen.sess.name)}; noise: {seen.noise_label}; "
                         f"denoiser: {denoiser}; {seen.world}", *seen.notes])]  # fmt: skip
@@ -128,11 +129,11 @@ def verdict(
         vanilla: for a model of your own, its version before unlearning.
         retrain: for a model of your own, its retrain control.
     """
-    from sua_demo.ui.page import source_line
-    from sua_demo.ui.story import changed_answers, reading
+    from sua_demo.ui.attack.views import source_line
+    from sua_demo.ui.shared.story_table import changed_answers, reading
 
     req = _request(model, person, photo, upload, noise_source, noise_file, vanilla=vanilla, retrain=retrain)
-    seen = state().look(req, "verdict")
+    seen = actions.look(state(), req, "verdict")
     named = {"noise": seen.noise_label, "model": public_name(seen.sess.name), "world": seen.world}
     said = source_line(seen) + ". "
     if seen.verdict is None:  # an upload: no truth to check, only whether δ changed the answers
@@ -163,9 +164,9 @@ def embedding_map(
             noise file this server serves (the link `optimise` returns).
         denoiser: the denoiser of the denoised points.
     """
-    from sua_demo.ui.stealth import map_view
+    from sua_demo.ui.attack.stealth import map_view
 
-    seen = state().look(_request(model, person, photo, upload, noise_source, noise_file, denoiser), "map")
+    seen = actions.look(state(), _request(model, person, photo, upload, noise_source, noise_file, denoiser), "map")
     _, caption = map_view(seen)
     return plain(caption), as_json({"image": seen.who, "points": seen.points})
 
@@ -187,7 +188,7 @@ def optimise(  # type: ignore[no-untyped-def]
         run: a name for this run, which `stop` takes to stop it; empty for a secret one, given in the first
             message.
     """
-    views = state().optimise(model, eps, steps, denoiser, stealth, caller(request), run or "")
+    views = actions.optimise(state(), model, eps, steps, denoiser, stealth, caller(request), run or "")
     for view in views:
         done = view.files is not None
         data = {"status": view.status, "done": done}
@@ -209,7 +210,7 @@ def audit(model: str, person: str = "", progress=gr.Progress()):  # type: ignore
         person: a forget person's number for a live audit; empty for the shipped audit.
     """
     from sua_demo.engine.jobs.audit import markdown, shipped_report
-    from sua_demo.ui import audit_view
+    from sua_demo.ui.audit import view as audit_view
 
     eng = state().engine
     if not person:
@@ -238,7 +239,7 @@ def batch(model: str, noise_source: str = "shipped", noise_file: str | None = No
         noise_file: a noise .safetensors file, for noise_source 'uploaded': a base64 data URI, or the URL of a
             noise file this server serves (the link `optimise` returns).
     """
-    from sua_demo.ui.batch import recovery_table
+    from sua_demo.ui.batch.view import recovery_table
 
     header, rows, report, sentence = recovery_table(state().engine, model, noise_source, noise_file, None)
     lines = [" | ".join(header), *(" | ".join(str(c) for c in r) for r in rows), "", sentence]
@@ -261,7 +262,7 @@ def register(inputs: dict[str, list], run_id: Any) -> None:
     """Every tool on no trigger of the page, reading the page's own components (`inputs[tool name]`, in the tool's
     argument order), answering in two hidden boxes (words, JSON) and, for `optimise`, a third with the δ's link;
     optimise and a live audit share the one heavy-job slot. Called inside the app's Blocks."""
-    from sua_demo.ui.launch import HEAVY
+    from sua_demo.ui.serving.launch import HEAVY
 
     words, data, noise = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.Textbox(visible=False)
     for fn in TOOLS:

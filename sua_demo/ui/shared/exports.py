@@ -21,7 +21,7 @@ from typing import Any
 
 from sua_demo.core.shipped import public_name
 from sua_demo.engine import Noise, Story, amplified, atomic_write_bytes, noise_bytes, noise_digest, to_pil
-from sua_demo.ui.story import story_header, story_rows
+from sua_demo.ui.shared.story_table import story_header, story_rows
 
 MAX_AGE_S = 3600
 FILES = "files"  # the one folder downloads are written to, under the scratch root

@@ -10,9 +10,9 @@ from sua_demo.engine import Engine
 from sua_demo.engine.jobs import audit
 from sua_demo.engine.look import person_id
 from sua_demo.engine.threads import Waiting
-from sua_demo.ui.pace import WorkClock
-from sua_demo.ui.report_card_view import card_html
-from sua_demo.ui.text import p_text
+from sua_demo.ui.audit.report_card import card_html
+from sua_demo.ui.shared.clock import WorkClock
+from sua_demo.ui.shared.words import p_text
 
 NOTE = (
     "Each method asks the forget people's facts its own way and is run again, the same way, on the retrain "

@@ -6,15 +6,16 @@ import json
 
 import gradio as gr
 
-from sua_demo.ui import text
-from sua_demo.ui.about import about_markdown, people_words, robust_words, scale_words
+from sua_demo.ui.about.words import about_markdown, people_words, robust_words, scale_words
+from sua_demo.ui.shared import words as text
+from sua_demo.ui.shared.page import Page
 
 
-def build() -> None:
+def build(page: Page) -> None:
     """The served world's About (its own figures, never another world's)."""
-    from sua_demo.ui import tools
+    from sua_demo.ui.shared import state
 
-    world = tools.state().engine.world
+    world = state().engine.world
     gr.HTML(text.STORY_DIAGRAM, elem_id="story-diagram")
     about = about_markdown(world.noise, world.name, world.audit)
     gr.Markdown(about, elem_id="about", elem_classes="wide-tables")
@@ -23,14 +24,14 @@ def build() -> None:
         gr.Markdown(robust, elem_id="about-robust", elem_classes="wide-tables")
     trend = world.models / "scale" / "trend.json"  # the size study (docs/scale.md), built on the faithful world
     if trend.is_file():
-        from sua_demo.ui.plots import scale_figure
+        from sua_demo.ui.shared.plots import scale_figure
 
         found = json.loads(trend.read_text())
         gr.Markdown(scale_words(found), elem_id="about-scale")
         gr.Plot(scale_figure(found), elem_id="about-scale-plot")
     people = world.models / "scale" / "M" / "people.json"  # its second axis, on today's tower
     if people.is_file():
-        from sua_demo.ui.plots import people_figure
+        from sua_demo.ui.shared.plots import people_figure
 
         found = json.loads(people.read_text())
         gr.Markdown(people_words(found), elem_id="about-people")

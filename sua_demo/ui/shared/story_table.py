@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from sua_demo.engine import COLUMNS, Story, Verdict
-from sua_demo.ui.text import p_text
+from sua_demo.ui.shared.words import p_text
 
 TITLES = ("before unlearning", "unlearned, clean", "unlearned + δ", "unlearned + random noise (same ε)",
           "retrain control + δ", "unlearned + δ, denoised")  # fmt: skip

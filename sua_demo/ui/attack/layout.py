@@ -11,9 +11,13 @@ import gradio as gr
 
 from sua_demo.core.shipped import label
 from sua_demo.engine.request import Request
-from sua_demo.ui import page, text, tools
-from sua_demo.ui.gradio_glue import FileInput, PhotoInput, handler, shown
-from sua_demo.ui.launch import HEAVY
+from sua_demo.ui.attack import actions, handlers
+from sua_demo.ui.attack import views as page
+from sua_demo.ui.serving.gradio_parts import FileInput, PhotoInput, handler, shown
+from sua_demo.ui.serving.launch import HEAVY
+from sua_demo.ui.shared import state
+from sua_demo.ui.shared import words as text
+from sua_demo.ui.shared.page import Page
 
 STILL = {"allow_preview": False, "object_fit": "contain"}  # galleries to look at, not to browse
 FILES = {"file_count": "multiple", "interactive": False}  # downloads offered, not uploads asked for
@@ -33,13 +37,14 @@ class AttackTab(SimpleNamespace):
         return [self.model, self.eps, self.steps, self.opt_denoiser, self.stealth]
 
 
-def build(d: Any) -> AttackTab:
-    """Lays the tab out from the page's defaults `d` (`app_state.Defaults`)."""
+def build(page: Page) -> AttackTab:
+    """Lays the tab out from the page's defaults (`ui.defaults.Defaults`)."""
+    d = page.defaults
     t = AttackTab(optimised=gr.State(None), loaded=gr.State(d.model), load_ok=gr.State(True))
     with gr.Row(equal_height=True):
         models = [(label(m), m) for m in d.models]  # readable names; the value is the model's own name
         t.model = gr.Dropdown(models, value=d.model, elem_id="model", scale=2, **text.MODEL_BOX)
-        t.noise_source = tools.sources_box(d.sources)
+        t.noise_source = handlers.sources_box(d.sources)
         t.run_btn = gr.Button("Apply δ and compare", variant="primary", elem_id="run", scale=1)
     t.message = gr.HTML("", elem_id="message")
     # HTML, not Textbox or Markdown: their samples are cut at 60 characters, and with them the chip's role
@@ -109,38 +114,39 @@ def _optimise(t: AttackTab, d: Any) -> None:
             t.opt_denoiser = gr.Dropdown(d.denoisers, value=d.denoiser, label="denoiser in the loss")
         with gr.Row():
             t.opt_btn, t.stop_btn = gr.Button("Optimise", variant="primary"), gr.Button("Stop")
-        t.opt_status = gr.Markdown(tools.state().estimate(d.model, d.steps), elem_id="opt-status")
+        t.opt_status = gr.Markdown(actions.estimate(state(), d.model, d.steps), elem_id="opt-status")
         t.run_id = gr.Textbox(visible=False, label="run")  # API callers: the run id `stop` takes
         with gr.Row():
             t.loss_plot, t.delta_view = gr.Plot(label="loss"), gr.Image(label=text.DELTA_LABEL, height=220)
         t.download = gr.File(label="the noise: last and lowest-loss δ", **FILES)
 
 
-def wire(t: AttackTab, demo: gr.Blocks) -> None:
+def wire(page: Page) -> None:
     """Every page event of the tab. Each action that changes what is asked clears the stale results, then shows
     the answers (fast), the verdict over the photos and the map, each as it lands."""
+    t, demo = page.tabs["attack"], page.blocks
     apply = _applier(t)
     load_in, load_out = [t.model, t.person, t.role, t.loaded], [t.model, t.status, t.gallery, t.person, t.photo]
-    for event in (demo.load, t.model.input):  # a failed load puts the last model back (tools.load_for_page)
+    for event in (demo.load, t.model.input):  # a failed load puts the last model back (handlers.load_for_page)
         loaded = [*load_out, t.examples, t.loaded, t.message, t.load_ok]
-        went = event(tools.load_for_page, load_in, loaded, api_name=False, trigger_mode="always_last")
-        apply(went.then(tools.loaded_well, t.load_ok, None, **QUIET), only_after_success=True)
-    pick = shown(handler(lambda m, i: (*tools.state().example(m, i), None)), 3)  # an example: its person and photo
+        went = event(handlers.load_for_page, load_in, loaded, api_name=False, trigger_mode="always_last")
+        apply(went.then(handlers.loaded_well, t.load_ok, None, **QUIET), only_after_success=True)
+    pick = shown(handler(lambda m, i: (*actions.example(state(), m, i), None)), 3)  # an example: its person and photo
     apply(t.examples.click(pick, [t.model, t.examples], [t.person, t.photo, t.upload, t.message], api_name=False))
-    thumb = shown(tools.pick_thumbnail, 2)
+    thumb = shown(handlers.pick_thumbnail, 2)
     apply(t.gallery.select(thumb, [t.model, t.role], [t.person, t.upload, t.message], api_name=False))
     for event in (t.person.input, t.photo.input):  # a bench person or photo picked: your own photo goes
         apply(event(lambda: (None, ""), None, [t.upload, t.message], trigger_mode="always_last", **QUIET))
     asked = (t.noise_source.input, t.denoiser.input, t.upload.upload, t.upload.clear, t.question.submit)
     for event in (*asked, t.run_btn.click):
         apply(event(lambda: "", None, t.message, trigger_mode="always_last", **QUIET))  # the last message goes
-    uploaded = lambda f, o: (tools.sources_update(f, o, "uploaded"), "")  # noqa: E731
+    uploaded = lambda f, o: (handlers.sources_update(f, o, "uploaded"), "")  # noqa: E731
     apply(t.noise_file.upload(uploaded, [t.noise_file, t.optimised], [t.noise_source, t.message], **QUIET))
-    cleared = lambda s, o: (tools.sources_update(None, o, s), "")  # noqa: E731
+    cleared = lambda s, o: (handlers.sources_update(None, o, s), "")  # noqa: E731
     apply(t.noise_file.clear(cleared, [t.noise_source, t.optimised], [t.noise_source, t.message], **QUIET))
-    thumbs = shown(handler(lambda m, r: tools.state().thumbs(m, r)), 1)
+    thumbs = shown(handler(lambda m, r: actions.thumbs(state(), m, r)), 1)
     t.role.change(thumbs, [t.model, t.role], [t.gallery, t.message], api_name=False)
-    maps = shown(handler(tools.stealth_maps), 4)
+    maps = shown(handler(handlers.stealth_maps), 4)
     stealth_out = [t.stealthy_map, t.stealthy_text, t.plain_map, t.plain_text, t.message]
     t.stealth_box.expand(maps, [t.model, t.denoiser, t.noise_source], stealth_out, api_name=False)
     _wire_optimise(t, apply)
@@ -154,7 +160,7 @@ def _applier(t: AttackTab) -> Any:
 
     def show(values: dict) -> Any:
         """A page action's one request, built from what the page holds, and its one call."""
-        yield from tools.show_page(Request(**{name: values[c] for name, c in fields.items()}))
+        yield from handlers.show_page(Request(**{name: values[c] for name, c in fields.items()}))
 
     page = shown(handler(show), 11, keep={8: text.NO_RESULT})  # a mistake: the message box, no stale verdict
     stale = [t.verdict, *outputs, t.umap_plot, t.map_text]
@@ -169,13 +175,13 @@ def _applier(t: AttackTab) -> Any:
 
 def _wire_optimise(t: AttackTab, apply: Any) -> None:
     """Optimise (sized by the steps slider's estimate), its Stop, and the new δ applied at once."""
-    estimate = shown(handler(lambda m, n: tools.state().estimate(m, n)), 1, at=0)
+    estimate = shown(handler(lambda m, n: actions.estimate(state(), m, n)), 1, at=0)
     t.steps.release(estimate, [t.model, t.steps], t.opt_status, api_name=False)
-    adopt = lambda files, f: (files[0], tools.sources_update(f, files[0], "optimised"))  # noqa: E731  (new δ)
+    adopt = lambda files, f: (files[0], handlers.sources_update(f, files[0], "optimised"))  # noqa: E731  (new δ)
     opt_in, opt_out = t.optimise_inputs(), [t.loss_plot, t.opt_status, t.delta_view, t.download]
-    run = t.opt_btn.click(tools.arm_stop, None, None, queue=False, api_name=False).then(
-        shown(tools.optimise_on_page, 4, at=1), opt_in, opt_out, api_name=False, **HEAVY
+    run = t.opt_btn.click(handlers.arm_stop, None, None, queue=False, api_name=False).then(
+        shown(handlers.optimise_on_page, 4, at=1), opt_in, opt_out, api_name=False, **HEAVY
     )
     run = run.success(adopt, [t.download, t.noise_file], [t.optimised, t.noise_source], **QUIET)
     apply(run.success(None, None, None, js=text.SCROLL_TO_VERDICT, api_name=False))  # its verdict, in view
-    t.stop_btn.click(tools.stop_on_page, None, t.opt_status, api_name=False, queue=False)
+    t.stop_btn.click(handlers.stop_on_page, None, t.opt_status, api_name=False, queue=False)

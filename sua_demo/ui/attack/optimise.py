@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from sua_demo.engine import amplified, to_pil
-from sua_demo.engine.threads import heavy
-from sua_demo.ui.pace import WARM_UP_STEPS, RunClock
-from sua_demo.ui.plots import loss_figure
+from sua_demo.ui.shared.clock import RunClock
+from sua_demo.ui.shared.plots import loss_figure
 
 # The app's default run takes about APP_SECONDS on the machine it runs on: the step time is measured once at start
 # (a step costs 3 to 13 times more on one CPU than another, by its bf16 support), and the steps sized to fit.
 APP_SECONDS = 20.0
 STEP_RANGE = (20, 300)
-PROBE_STEPS = 3
 
 
 def app_steps(seconds_per_step: float, seconds: float = APP_SECONDS) -> int:
@@ -34,31 +31,6 @@ class OptimiseView:
     files: list[str] | None = None  # set on the final view: last and lowest-loss δ as safetensors + PNG
     done: int = 0  # steps done, of `total`: what an MCP client's progress notifications count
     total: int = 0
-
-
-class StepTimer:
-    """Seconds per attack step per model: measured by a short probe run, refined by every real run."""
-
-    def __init__(self) -> None:
-        self._seconds: dict[str, float] = {}
-
-    def record(self, model: str, seconds: float) -> None:
-        self._seconds[model] = seconds
-
-    def seconds_per_step(self, engine: Any, sess: Any) -> float:
-        if sess.name not in self._seconds:  # timed as the real run runs: in the line of heavy jobs
-            self._seconds[sess.name] = heavy(self._probe, engine, sess, kind="probe")
-        return self._seconds[sess.name]
-
-    @staticmethod
-    def _probe(engine: Any, sess: Any) -> float:
-        """Seconds a step of one short run, timed as a real run's clock times it (RunClock): the warm-up steps
-        (kernels, caches, the first passes) and the run's setup are left out. A probe that kept its second and
-        third steps read the pace of a warming run, and sized Optimise 2 to 4.6 times too long (issue 42)."""
-        marks: list[float] = []
-        steps = WARM_UP_STEPS + PROBE_STEPS
-        engine.optimise(sess, steps=steps, on_step=lambda *_: marks.append(time.perf_counter()))
-        return (marks[-1] - marks[WARM_UP_STEPS - 1]) / PROBE_STEPS
 
 
 def progress_view(

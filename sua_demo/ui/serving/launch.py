@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sua_demo.ui.handouts import HANDOUTS, ROUTE
+from sua_demo.ui.serving.handouts import HANDOUTS, ROUTE
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def page_kwargs() -> dict[str, Any]:
     Gradio also ships), text asked for at 600 is drawn in the bold one."""
     import gradio as gr
 
-    from sua_demo.ui.text import CSS, HEAD
+    from sua_demo.ui.shared.words import CSS, HEAD
 
     font = gr.themes.LocalFont("Source Sans Pro", weights=(400, 700))  # 600 asked for draws 700
     theme = gr.themes.Default(font=[font, "ui-sans-serif", "system-ui", "sans-serif"])
@@ -65,7 +65,7 @@ def app_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 def own_uploads() -> None:
     """This server's uploads and Gradio's cache in a folder of its own (`sweep.own_upload_folder`): removed with
     the scratch folder on a stop signal, at exit, or by the next server when this one was killed."""
-    from sua_demo.ui.sweep import own_upload_folder
+    from sua_demo.ui.serving.upload_sweep import own_upload_folder
 
     _scratch.add(own_upload_folder())
 
@@ -157,10 +157,10 @@ def mcp_results_item_by_item() -> None:
 
 def mcp_refusals_in_our_words() -> None:
     """Every MCP tool error leaves through the MCP server's `_make_error_result`: there it is put in the app's words
-    (`gradio_glue.mcp_words`), whoever raised it (the schema check, Gradio's file handling, our handlers)."""
+    (`gradio_parts.mcp_words`), whoever raised it (the schema check, Gradio's file handling, our handlers)."""
     from mcp.server.lowlevel.server import Server
 
-    from sua_demo.ui.gradio_glue import mcp_words
+    from sua_demo.ui.serving.gradio_parts import mcp_words
 
     if getattr(Server._make_error_result, "_sua_mended", False):
         return
@@ -289,7 +289,7 @@ def queued(demo: Any) -> Any:
     stop_on_signals(demo)
     from gradio.utils import get_upload_folder
 
-    from sua_demo.ui.sweep import UploadSweeper
+    from sua_demo.ui.serving.upload_sweep import UploadSweeper
 
     UploadSweeper(demo, get_upload_folder()).start()
     return demo
@@ -375,11 +375,12 @@ def serve_pages_on_one_thread() -> None:
     torch.set_num_threads(SERVING_THREADS)
 
 
-def warm_up(state: Any) -> None:
+def warm_up(state: Any, person: str | None, photo: int) -> None:
     """Before the server serves: the default model, its controls, its random noise and its embedding map, so the
     first result and the first click after it find everything loaded and compiled. UMAP's numba compile alone takes
     about 12 s a process; done in the background after the first verdict, it made the first click wait 15-25 s
-    (issue 42); done beside a first visitor's answers, it doubled their wait. The server starts that much later."""
+    (issue 42); done beside a first visitor's answers, it doubled their wait. The server starts that much later.
+    `person` and `photo`: the example every page opens on (`ui.defaults`), whose story and verdict are kept."""
     from sua_demo.engine.look import look
     from sua_demo.engine.model_cache import DEFAULT_MODEL
     from sua_demo.engine.request import Request
@@ -390,8 +391,7 @@ def warm_up(state: Any) -> None:
     eng.controls(sess)
     if sess.shipped_noise is not None:
         eng.random_noise(sess, sess.shipped_noise.eps)
-        first = state.load(DEFAULT_MODEL)  # the example every page opens on: its story and verdict, kept (engine/memo)
-        for _ in look(eng, Request(model=DEFAULT_MODEL, person=first.person, photo=first.photo or 5)):
+        for _ in look(eng, Request(model=DEFAULT_MODEL, person=person, photo=photo)):  # kept (engine/memo)
             pass
     log.info("warm-up done in %.1f s: the default model, its controls, its first example and its map",
              time.monotonic() - t0)  # fmt: skip

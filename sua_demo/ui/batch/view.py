@@ -7,9 +7,9 @@ from typing import Any
 from sua_demo.core.shipped import label, public_name
 from sua_demo.engine import Engine, Paired
 from sua_demo.engine.look import choose_noise, describe_noise
-from sua_demo.ui.exports import Scratch, safe_stem, table_csv, write_named
-from sua_demo.ui.plots import GROUP_LABELS, budget_figure, recovery_figure
-from sua_demo.ui.text import p_text
+from sua_demo.ui.shared.exports import Scratch, safe_stem, table_csv, write_named
+from sua_demo.ui.shared.plots import GROUP_LABELS, budget_figure, recovery_figure
+from sua_demo.ui.shared.words import p_text
 
 KEYS = (("gen_em", "exact match"), ("gen_refusal", "refusal"))
 NO_CURVES = ("This model's world ships no budget curves (recovery and stealth against ε); `sua attack-eval "

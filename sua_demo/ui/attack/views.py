@@ -17,9 +17,9 @@ from sua_demo.core.shipped import label, public_name
 from sua_demo.engine import Engine, Story, to_pil
 from sua_demo.engine.look import Look
 from sua_demo.engine.memo import digest
-from sua_demo.ui import exports
-from sua_demo.ui.story import story_html, upload_verdict_html, verdict_html
-from sua_demo.ui.text import p_text
+from sua_demo.ui.shared import exports
+from sua_demo.ui.shared.story_table import story_html, upload_verdict_html, verdict_html
+from sua_demo.ui.shared.words import p_text
 
 DISPLAY_SIDE = 256
 UPLOAD_BANNER = (

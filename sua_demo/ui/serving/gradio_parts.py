@@ -136,7 +136,7 @@ def _served_as_path(value: Any) -> Any:
         return [_served_as_path(v) for v in value]
     if not isinstance(value, dict):
         return value
-    from sua_demo.ui.handouts import HANDOUTS
+    from sua_demo.ui.serving.handouts import HANDOUTS
 
     for key in ("path", "url"):
         if not isinstance(value.get(key), str):
@@ -305,7 +305,7 @@ def delete_if_uploaded(blocks: Any) -> Callable[[str], None]:
     """A function that removes a file only if it came in through this server's upload route (Gradio's
     `upload_file_set`), with its folder: a caller who names a file the server made (a preview or an export handed to
     every visitor) gets it read, never deleted."""
-    from sua_demo.ui.sweep import remove_upload
+    from sua_demo.ui.serving.upload_sweep import remove_upload
 
     def delete(path: str) -> None:
         if path in blocks.upload_file_set:

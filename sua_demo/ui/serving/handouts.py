@@ -3,7 +3,7 @@
 Gradio serves a file only by its path (`/gradio_api/file=/tmp/…/sua-…/<hash>/noise.safetensors`), so its link tells
 every caller where the server keeps its files. The δ `optimise` returns is the one file a caller needs back; it
 gets a random token instead, which the app's front door (`launch.ClosedRoutes`) answers, and which `noise_file`
-takes back (`gradio_glue`). The file is copied into Gradio's upload folder, the one place Gradio reads a caller's
+takes back (`gradio_parts`). The file is copied into Gradio's upload folder, the one place Gradio reads a caller's
 file from, and is swept with it (`launch.CACHE_SWEEP`: after an hour); a token lives as long as its file."""
 
 from __future__ import annotations

@@ -22,5 +22,5 @@ def sources_help(noise_file: str | None, optimised: str | None) -> str:
 
 
 def greyed_out(noise_file: str | None, optimised: str | None) -> list[str]:
-    """The noise box's classes that grey out (CSS in ui/text.py) the sources with nothing to use yet."""
+    """The noise box's classes that grey out (CSS in ui/shared/words.py) the sources with nothing to use yet."""
     return [f"no-{s}" for s in missing_sources(noise_file, optimised)]
