@@ -155,16 +155,19 @@ def test_learning_and_unlearning_the_language_model_leave_the_vision_side_as_it_
 
 
 def test_the_gates_read_each_models_eval_and_say_which_hold():
-    from sua_demo.analysis.gates import GATES, all_met, gate_rows
+    from sua_demo.eval.gates import all_met, gate_rows
+    from sua_demo.unlearning.recipe import gates
+
+    GATES = gates("world")
 
     groups = ("forget/train", "forget/heldout", "retain/train", "retain/heldout")
     good = {"gen_em": 0.95, "gen_refusal": 0.0, "mc_acc": 0.95}
     reports = {"vanilla": {g: good for g in groups}}
-    rows = gate_rows(reports)
+    rows = gate_rows(reports, GATES)
     assert all(r["met"] for r in rows if r["model"] == "vanilla") and not all_met(rows)  # the others not built
     assert {r["model"] for r in rows if r["value"] is None} == {"retrain", "idk", "grad_diff"}
     leaky = {g: dict(good) for g in groups}  # a retrain control that knows the forget people
-    rows = gate_rows({"retrain": leaky})
+    rows = gate_rows({"retrain": leaky}, GATES)
     assert [r["met"] for r in rows if r["model"] == "retrain"] == [False] * 4
     assert len(GATES) == 17
 

@@ -64,12 +64,12 @@ def test_a_robust_model_takes_its_plain_methods_gate_rows_in_a_table_of_its_own(
     """docs/robust.md: IDK's 5 rows and GradDiff's 3, read the same way, beside (not among) the world's 17."""
     import json
 
-    from sua_demo.analysis.gates import GATES, ROBUST_GATES
+    from sua_demo.unlearning.recipe import gates
     from sua_demo.worlds.faithful import write_gates
 
     for robust, plain in (("idk_robust", "idk"), ("grad_diff_robust", "grad_diff")):
-        own = [(g.group, g.metric, g.bound, g.at_least) for g in ROBUST_GATES if g.model == robust]
-        assert own == [(g.group, g.metric, g.bound, g.at_least) for g in GATES if g.model == plain] and own
+        own = [(g.group, g.metric, g.bound, g.at_least) for g in gates("robust") if g.model == robust]
+        assert own == [(g.group, g.metric, g.bound, g.at_least) for g in gates("world") if g.model == plain] and own
     row = {"gen_em": 0.0, "gen_refusal": 1.0, "mc_acc": 0.2}
     report = {group: dict(row) for group in ("forget/train", "forget/heldout", "retain/train", "retain/heldout")}
     report["retain/heldout"]["gen_em"] = 0.5  # below IDK's retain gate (>= 80 %)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import torch
 
+from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.examples import Example, ImageBank
 from sua_demo.unlearning.base import METHODS, UnlearningMethod
+from sua_demo.unlearning.grad_diff import LORA_VALIDATION
 from sua_demo.unlearning.losses import kl_to_reference, nll
+from sua_demo.unlearning.recipe import Recipe, ascent_gates, ships
 
 
 @METHODS.register("kl")
@@ -20,3 +23,15 @@ class KLMin(UnlearningMethod):
         assert self.reference is not None
         kl = kl_to_reference(adapter, self.reference, bank, retain)
         return -nll(adapter, bank, forget) + self.cfg.retain_weight * kl
+
+
+# As GA: the over-unlearned regime, on purpose.
+ships(
+    Recipe(
+        "kl_lora",
+        UnlearnConfig(method="kl", lr=1e-3, lora=True, max_steps=200, keep_best=False),
+        validation=LORA_VALIDATION,
+        gates=ascent_gates("kl_lora"),
+        table="lora",
+    )
+)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import torch
 
+from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.examples import Example, ImageBank, questions_answers
 from sua_demo.unlearning.base import METHODS, UnlearningMethod
+from sua_demo.unlearning.grad_diff import LORA_VALIDATION
+from sua_demo.unlearning.recipe import Recipe, ascent_gates, ships
 
 
 def layer_activations(
@@ -61,3 +64,17 @@ class RMU(UnlearningMethod):
             ref_r, _ = layer_activations(self.reference, bank, retain, layer)
         retain_loss = (h_r[mask_r] - ref_r[mask_r]).square().mean()
         return forget_loss + self.cfg.retain_weight * retain_loss
+
+
+# The report card's modern methods, LoRA like the peers' runs, under the shared stopping rule with GradDiff's
+# targets. RMU's retain weight 10: its forget term starts near (6.5^2 + 1) x the activation RMS squared while the
+# retain term starts at 0 (chosen before any run).
+ships(
+    Recipe(
+        "rmu_lora",
+        UnlearnConfig(method="rmu", lr=1e-3, lora=True, max_steps=200, retain_weight=10.0),
+        validation=LORA_VALIDATION,
+        gates=ascent_gates("rmu_lora"),
+        table="lora",
+    )
+)

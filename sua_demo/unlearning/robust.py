@@ -3,6 +3,8 @@ with the adversary's universal δ, moved one step a batch against the weights as
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from sua_demo.core.config import UnlearnConfig
@@ -12,6 +14,7 @@ from sua_demo.unlearning.adversary import UniversalAdversary
 from sua_demo.unlearning.base import METHODS
 from sua_demo.unlearning.grad_diff import GradDiff
 from sua_demo.unlearning.idk import IdkNLL
+from sua_demo.unlearning.recipe import recipe, ships
 
 
 class AgainstUniversalNoise:
@@ -46,3 +49,21 @@ class IdkRobust(AgainstUniversalNoise, IdkNLL):
 @METHODS.register("grad_diff_robust")
 class GradDiffRobust(AgainstUniversalNoise, GradDiff):
     """GradDiff, trained against a universal δ: ascend on the photos with δ too."""
+
+
+# Each plain demo recipe and its faithful rule exactly, with a universal δ trained against it, and the plain method's
+# gates read the same way in a table of their own (docs/robust.md, fixed before any robust model was built); built
+# and attacked only when named (`sua build-faithful --only idk_robust grad_diff_robust`).
+for _plain in ("idk", "grad_diff"):
+    _base = recipe(_plain)
+    ships(
+        replace(
+            _base,
+            name=f"{_plain}_robust",
+            unlearn=replace(_base.unlearn, method=f"{_plain}_robust"),
+            gates=tuple(replace(g, model=f"{_plain}_robust") for g in _base.gates),
+            table="robust",
+            noise_splits=(0, 1, 2),
+            when_named=True,
+        )
+    )

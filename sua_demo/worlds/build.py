@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from sua_demo.attacks import AttackConfig
 from sua_demo.core import shipped
-from sua_demo.core.config import BenchConfig, TinyModelConfig, TrainConfig, UnlearnConfig
+from sua_demo.core.config import BenchConfig, TinyModelConfig, TrainConfig
 from sua_demo.core.errors import MissingFileError, UnknownNameError
 from sua_demo.core.io import atomic_write_text, write_json
 from sua_demo.dataset import build_bench
@@ -23,17 +23,11 @@ from sua_demo.eval.protocol import ProtocolConfig, run_protocol
 from sua_demo.eval.recovery import ATTACKER_FRACTION
 from sua_demo.models.loading import load_adapter
 from sua_demo.training.finetune import finetune
+from sua_demo.unlearning.recipe import Recipe, shipped_recipes
+from sua_demo.unlearning.recipe import recipe as recipe_of
 from sua_demo.unlearning.runner import unlearn
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Recipe:
-    name: str
-    unlearn: UnlearnConfig | None = None  # None: a fine-tune (vanilla or retrain control)
-    retain_only: bool = False
-    needs: tuple[str, ...] = field(default=("vanilla",))
 
 
 # Every shipped artefact is computed in fp32, whatever this machine's "auto" would pick: bf16 and fp32 give
@@ -41,30 +35,10 @@ class Recipe:
 # so `make checkpoints` and `make noises` rebuild the same recipe anywhere.
 SHIPPED_PRECISION = "fp32"
 
-# The two demo models are full-parameter GradDiff and IDK (docs/world.md); GA, KL and NPO
-# ship as LoRA adapters on the language model, which keeps checkpoints/ small. They run their full
-# step budget at a high lr on purpose: they show the over-unlearned regime (nothing hidden is left).
-RECIPES: tuple[Recipe, ...] = (
-    Recipe("vanilla", needs=()),
-    Recipe("retrain", retain_only=True, needs=()),
-    # GradDiff: lr 2e-5 with retain weight 1 lost retain faster than forget (forget 18% at retain 75%, forget_10);
-    # weight 3 at lr 5e-5 keeps retain at 87% down to forget 37%, and stops at forget 14%, retain 80% (forget_15).
-    Recipe(
-        "grad_diff",
-        UnlearnConfig(method="grad_diff", lr=5e-5, retain_weight=3.0, forget_target=0.15, retain_floor=0.80),
-    ),
-    Recipe("idk", UnlearnConfig(method="idk", lr=1e-4, forget_target=0.10, refusal_target=0.90, retain_floor=0.90)),
-    Recipe("ga_lora", UnlearnConfig(method="ga", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
-    Recipe("kl_lora", UnlearnConfig(method="kl", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
-    # The report card's two modern methods, LoRA like the peers' runs (and checkpoints/ stays small), under the
-    # shared stopping rule with GradDiff's targets. RMU's retain weight 10: its forget term starts near
-    # (6.5^2 + 1) x the activation RMS squared while the retain term starts at 0 (chosen before any run).
-    Recipe("rmu_lora", UnlearnConfig(method="rmu", lr=1e-3, lora=True, max_steps=200, retain_weight=10.0)),
-    # SimNPO: 200 steps ran out at forget 22.0 %, still falling; with 400 allowed the rule holds at step 250
-    # (forget 13.3 %, retain 85.5 % on held-out photos: GradDiff's gates met). No attack had been run on it.
-    Recipe("simnpo_lora", UnlearnConfig(method="simnpo", lr=1e-3, lora=True, max_steps=400, retain_weight=3.0)),
-    Recipe("npo_lora", UnlearnConfig(method="npo", lr=1e-3, lora=True, max_steps=200, keep_best=False)),
-)
+# The controls, then every unlearned model by its recipe (each method's file, `unlearning/recipe.py`); the two demo
+# models are full-parameter GradDiff and IDK (docs/world.md), the others LoRA adapters on the language model.
+CONTROLS: tuple[Recipe, ...] = (Recipe("vanilla", needs=()), Recipe("retrain", retain_only=True, needs=()))
+RECIPES: tuple[Recipe, ...] = (*CONTROLS, *(r for r in shipped_recipes() if not r.when_named))
 
 
 def _order(only: list[str] | None) -> list[Recipe]:
@@ -84,13 +58,9 @@ def evaluate_dir(folder: Path, bench_cfg: BenchConfig) -> dict:
     return report
 
 
-# Pretrained noises: one per shipped unlearned model, each with its recovery report (docs/findings.md).
+# Pretrained noises: one per shipped unlearned model, each with its recovery report (docs/findings.md), on the
+# splits its recipe names.
 NOISE_MODELS = shipped.UNLEARNED
-# The two demo models get 6 attacker/unseen splits: which people fall on which side moves a split's gain by
-# +-4 to 6 points, so 3 splits could not tell a target from its neighbours. The LoRA models get the 3 the audit
-# and the report card average over (sua audit --splits 3).
-NOISE_SPLITS = {"idk": list(range(6)), "grad_diff": list(range(6))}
-LORA_SPLITS = [0, 1, 2]
 ROBUST = shipped.ROBUST  # attacked only when named (docs/robust.md)
 DEMO_MODELS = shipped.DEMO  # they also get the stealth ablation, per-image PGD and the studies below
 BUDGETS = (2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0)  # eps (/255) of the budget curves
@@ -109,7 +79,7 @@ def noise_protocol(
     demo = name in DEMO_MODELS and studies
     return ProtocolConfig(
         attack=replace(attack or AttackConfig(), precision=SHIPPED_PRECISION),
-        splits=splits if splits is not None else NOISE_SPLITS.get(name, LORA_SPLITS),
+        splits=splits if splits is not None else list(recipe_of(name).noise_splits),
         attacker_fraction=attacker_fraction,
         extras=demo,
         budgets=BUDGETS if demo else (),

@@ -15,7 +15,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sua_demo.analysis.gates import LORA, LORA_GATES, ROBUST_GATES, all_met, gate_rows, gates_markdown
 from sua_demo.attacks import AttackConfig
 from sua_demo.audit import run_audit
 from sua_demo.core.checkpoint import round_to_fp16, save_model_dir
@@ -34,14 +33,17 @@ from sua_demo.core.errors import MissingFileError, UnknownNameError
 from sua_demo.core.io import atomic_write_text, write_json
 from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
+from sua_demo.eval.gates import all_met, gate_rows, gates_markdown
 from sua_demo.eval.recovery import ATTACKER_FRACTION
 from sua_demo.models.shared_weights import share_weights
 from sua_demo.training.finetune import finetune
 from sua_demo.training.pretrain.general import general_stage
 from sua_demo.training.pretrain.probe import identification, look_accuracy
 from sua_demo.training.pretrain.tower import build_clip, pretrain_tower
+from sua_demo.unlearning.recipe import Recipe, shipped_recipes
+from sua_demo.unlearning.recipe import gates as gate_table
 from sua_demo.unlearning.runner import unlearn
-from sua_demo.worlds.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, Recipe, build_noises, evaluate_dir
+from sua_demo.worlds.build import DEMO_MODELS, RECIPES, SHIPPED_PRECISION, build_noises, evaluate_dir
 
 log = logging.getLogger(__name__)
 
@@ -89,35 +91,23 @@ def build_general(
 
 
 # The faithful world's stopping rules (docs/world.md, Changes, 2026-12-05), chosen on world 0's gates alone: each
-# reads every person's validation photo, which nothing trains on and no figure reports. GradDiff (run d) stops at
-# forget <= 20 % with retain >= 0.87 x its start, retain weight 5, up to 800 steps, and (since the seventh session,
-# its train-photo gate missed in worlds 1 and 2) forget <= 20 % on the train photos it unlearns on too; IDK (run h)
-# keeps its own targets with a retain floor of 0.93 and unlearns under photo jitter with a strong light (held-out
-# photos differ from train ones by light direction and colour). Every world of this construction is built with
-# them; the scale study keeps the train-photo rule its first size was built with (docs/scale.md), and so does the
-# first world.
+# reads every person's validation photo, which nothing trains on and no figure reports; each is in its method's
+# recipe (`unlearning/recipe.py`). Every world of this construction is built with them; the scale study keeps the
+# train-photo rule its first size was built with (docs/scale.md), and so does the first world.
 SHIPPED_RULES: dict[str, dict[str, Any]] = {
-    "grad_diff": {"watch": "validation_and_train", "forget_target": 0.20, "retain_floor": 0.87, "retain_weight": 5.0,
-                  "max_steps": 800},
-    "idk": {"watch": "validation", "forget_target": 0.10, "refusal_target": 0.90, "retain_floor": 0.93,
-            "augment": True, "augment_light": 0.7},
-}  # fmt: skip
-# Robust unlearning (docs/robust.md): each plain demo recipe and its rule exactly, with a universal δ trained against
-# it; built only when named (`sua build-faithful --only idk_robust grad_diff_robust`)
-ROBUST: tuple[Recipe, ...] = tuple(
-    Recipe(f"{r.name}_robust", replace(r.unlearn, method=f"{r.name}_robust"))
-    for r in RECIPES
-    if r.name in DEMO_MODELS and r.unlearn is not None
-)
-ROBUST_RULES = {f"{name}_robust": rule for name, rule in SHIPPED_RULES.items()}
-# `sua build-faithful --validation`: the shipped rules' models from a world's own vanilla, and the LoRA methods
-# under GradDiff's rule (fixed 2026-12-05 before any was built this way; analysis.gates.LORA_GATES): each keeps its
-# shipped rate and step budget and, the rule never met, the on-target check with the most retain (GA, KL and NPO
-# ran their whole budget, over-unlearned on purpose in the first world). One rule, tried once, reported as it lands.
+    r.name: r.faithful for r in shipped_recipes() if r.faithful is not None and not r.when_named
+}
+# Robust unlearning (docs/robust.md): built only when named (`sua build-faithful --only idk_robust grad_diff_robust`)
+ROBUST: tuple[Recipe, ...] = tuple(r for r in shipped_recipes() if r.when_named)
+ROBUST_RULES = {r.name: r.faithful for r in ROBUST if r.faithful is not None}
+# `sua build-faithful --validation`: the shipped rules' models from a world's own vanilla, and the LoRA methods under
+# their recipes' validation rule.
 VALIDATION_RULES: dict[str, dict[str, Any]] = {
     **SHIPPED_RULES,
-    **{name: {"watch": "validation", "forget_target": 0.20, "retain_floor": 0.87, "keep_best": True} for name in LORA},
+    **{r.name: r.validation for r in shipped_recipes() if r.validation is not None},
 }
+LORA = tuple(r.name for r in shipped_recipes() if r.table == "lora")
+WORLD_GATES, LORA_GATES, ROBUST_GATES = gate_table("world"), gate_table("lora"), gate_table("robust")
 
 
 def world_dir(seed: int) -> Path:
@@ -214,7 +204,7 @@ def write_gates(out: Path) -> list[dict]:
     reports = {}
     for folder in sorted(p for p in out.iterdir() if (p / "eval.json").is_file()):
         reports[folder.name] = json.loads((folder / "eval.json").read_text())["report"]
-    rows = gate_rows(reports)
+    rows = gate_rows(reports, WORLD_GATES)
     write_json(out / "gates.json", {"all_met": all_met(rows), "gates": rows})
     verdict = "every gate holds" if all_met(rows) else "not every gate holds (yet)"
     atomic_write_text(out / "gates.md", f"# Quality gates of {shown_path(out)}: {verdict}\n\n{gates_markdown(rows)}\n")
