@@ -37,3 +37,16 @@ def test_every_top_level_module_and_ui_module_is_in_the_document():
     ui = [str(p.relative_to(PACKAGE / "ui")) for p in (PACKAGE / "ui").rglob("*.py") if p.name != "__init__.py"]
     absent = sorted(m for m in top + ui if m not in words)
     assert not absent, f"docs/architecture.md leaves out: {absent}"
+
+
+def test_the_documents_layer_table_is_the_import_contracts_order():
+    """The layering table reads as the contract that lint-imports checks: the same folders, the same floors, top
+    to bottom (a moved package, or a contract changed without its document, fails here)."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [c["layers"] for c in contracts if c.get("containers") == ["sua_demo"]]
+    floors = [set(re.split(r"\s*[|:]\s*", layer)) for layer in layers if layer != "__main__"]
+    table = re.findall(r"^\| \d+ \| (.+?) \| .+ \|$", DOC, flags=re.M)
+    documented = [set(re.findall(r"`(\w+)/`", row)) for row in table]
+    assert documented == floors, (documented, floors)

@@ -32,6 +32,7 @@ def test_the_build_device_is_what_sua_device_says_and_a_bad_one_is_refused_in_on
             load_adapter(ROOT / "checkpoints" / "faithful" / "idk")
 
 
+@pytest.mark.slow
 def test_the_gpu_script_builds_and_attacks_a_toy_size_blind_with_its_controls_on_the_cpu(tmp_path):
     """Every stage a GPU would run: the size's tower and general model, vanilla, the retrain control, IDK and
     GradDiff with their gates, the attack with its controls, and the trend that reads it."""

@@ -32,15 +32,21 @@ def test_the_reading_rule_on_hand_made_cells():
     assert reading(row({"sua": cell(8.0), "quant4": cell(1.0)})).startswith("cannot tell: SUA δ +8.0")
 
 
-def test_the_card_of_the_shipped_audits():
+def test_the_card_of_the_shipped_audits_is_the_shipped_file_and_reads_as_the_readme_says():
+    """The first world's card rebuilt from its audits is its shipped file; on both worlds IDK and GradDiff hide what
+    they unlearned and GA-LoRA removes it (by destroying the model), as the README and the About tab say."""
+    import json
+
     card = report_card(CHECKPOINTS / "audit")
-    models = [r["model"] for r in card["rows"]]
-    assert {"idk", "grad_diff"} <= set(models)
-    for r in card["rows"]:
-        assert set(r["cells"]) <= set(PROBES) and "sua" in r["cells"]
-        assert 0 <= r["retain"] <= 100 and r["reading"].split(":")[0] in ("hides", "removes", "cannot tell")
-    text = card_markdown(card)
-    assert all(f"| {m} |" in text for m in models)
+    assert json.loads(json.dumps(card)) == json.loads((CHECKPOINTS / "audit" / "report_card.json").read_text())
+    for folder in (CHECKPOINTS / "audit", CHECKPOINTS / "faithful" / "audit"):
+        shipped = json.loads((folder / "report_card.json").read_text())
+        word = {r["model"]: r["reading"].split(":")[0] for r in shipped["rows"]}
+        assert word["idk"] == word["grad_diff"] == "hides" and word["ga_lora"] == "removes", (folder, word)
+        for r in shipped["rows"]:
+            attacked = (folder.parent / "noise" / r["model"] / "report.json").is_file()  # its δ shipped
+            assert set(r["cells"]) <= set(PROBES) and ("sua" in r["cells"]) == attacked and 0 <= r["retain"] <= 100
+        assert all(f"| {r['model']} |" in card_markdown(shipped) for r in shipped["rows"])
 
 
 def test_membership_joins_the_row_where_it_was_run():
