@@ -18,7 +18,7 @@ from sua_demo.ui.shared.exports import Scratch, story_csv, story_json
 from sua_demo.ui.shared.stop_flags import StopRegistry
 from sua_demo.ui.shared.story_table import NOT_AVAILABLE, story_html, story_rows
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def unseen(engine, noise):

@@ -425,7 +425,7 @@ def test_save_every_checkpoints_a_run_that_then_resumes(capsys, saved_micro, tmp
 
 
 # -- 5. the server stops on SIGINT and SIGTERM, and leaves no scratch behind ------------------------------------
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 START_S = 300  # a cold start builds the page and times an attack step on two shared cores
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 THROWAWAY = '''"""A throwaway tab: laid out by its folder alone."""
 
 import gradio as gr

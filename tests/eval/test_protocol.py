@@ -129,7 +129,7 @@ def test_recipe_validation_reads_only_the_attackers_train_photos(monkeypatch):
     from sua_demo.models.examples import ImageBank, image_examples
 
     bench = build_bench(BenchConfig())
-    adapter = load_adapter(Path(__file__).resolve().parent.parent / "checkpoints" / "tiny-llava" / "idk")
+    adapter = load_adapter(Path(__file__).resolve().parents[2] / "checkpoints" / "tiny-llava" / "idk")
     bank = ImageBank(bench, adapter)
     seen: set[tuple[int, int]] = set()
     real_get = bank.get
@@ -178,7 +178,7 @@ def test_the_shipped_splits_are_filed_under_the_settings_a_run_keys_on_today():
     """A setting added to ProtocolConfig must not make every shipped split run again (ADDED_SETTINGS)."""
     from sua_demo.eval.protocol import split_key
 
-    shipped = sorted((Path(__file__).parents[1] / "checkpoints").glob("**/noise/*/split*.json"))
+    shipped = sorted((Path(__file__).parents[2] / "checkpoints").glob("**/noise/*/split*.json"))
     assert shipped
     for path in shipped:
         saved = json.loads(path.read_text())["key"]

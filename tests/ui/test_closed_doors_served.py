@@ -275,7 +275,7 @@ def test_a_rest_caller_stops_its_own_run_by_its_id_and_nobody_elses(app_url):
 
 def test_every_heavy_job_waits_in_the_one_line(app_url):
     """Gradio lets the heavy jobs in to wait in the library's line (threads.HeavyLine), which runs one at a time
-    and tells each its place (tests/test_threads.py, tests/test_browser_line.py)."""
+    and tells each its place (tests/engine/test_threads.py, tests/ui/test_browser_line.py)."""
     from sua_demo.ui.serving.launch import LINE_SEATS
 
     fns = list(_served_blocks(app_url).fns.values())

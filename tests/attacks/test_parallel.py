@@ -37,7 +37,7 @@ needs_launcher = pytest.mark.skipif(not ACCELERATE.exists(), reason="no accelera
 
 def launch(model: Path, out: Path, mode: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """`accelerate launch --multi_gpu --num_processes 2` on a machine without GPUs: two gloo processes."""
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}
+    env = {**os.environ, "PYTHONPATH": str(HERE.parents[1]), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""}
     env["SUA_DIST_TIMEOUT"] = "60"
     for _attempt in range(2):  # a gloo rank aborts now and then on this 2-core machine (about 1 run in 15): retry once
         with socket.socket() as s:

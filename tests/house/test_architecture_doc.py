@@ -4,7 +4,7 @@ package of `sua_demo` (and every module of `sua_demo/ui`) is named in it."""
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "architecture.md").read_text()
 PACKAGE = ROOT / "sua_demo"
 

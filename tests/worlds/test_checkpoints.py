@@ -16,7 +16,7 @@ from sua_demo.worlds.build import NOISE_MODELS, RECIPES
 
 pytestmark = pytest.mark.slow  # every shipped checkpoint: `make test-fast` leaves it out
 
-ROOT = Path(__file__).resolve().parent.parent / "checkpoints" / "tiny-llava"
+ROOT = Path(__file__).resolve().parents[2] / "checkpoints" / "tiny-llava"
 NAMES = [r.name for r in RECIPES]
 
 

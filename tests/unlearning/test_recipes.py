@@ -10,7 +10,7 @@ from sua_demo.core import shipped
 from sua_demo.unlearning import METHODS
 from sua_demo.unlearning.recipe import RECIPES, gates, shipped_recipes
 
-PACKAGE = Path(__file__).resolve().parents[1] / "sua_demo"
+PACKAGE = Path(__file__).resolve().parents[2] / "sua_demo"
 
 
 def test_every_shipped_unlearned_model_has_one_recipe_with_a_registered_method_and_gates():

@@ -81,7 +81,7 @@ def test_sua_finetune_beside_a_planted_state_file_says_one_line_and_runs_nothing
 def test_no_source_file_unpickles():
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     sources = [*root.joinpath("sua_demo").rglob("*.py"), *root.joinpath("studies").rglob("*.py"), root / "app.py"]
     for path in sources:
         text = path.read_text()
@@ -168,7 +168,7 @@ def test_a_mistyped_world_stops_the_app_in_one_line(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {"SUA_WORLD": "garbage", "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
     done = subprocess.run([sys.executable, str(root / "app.py")], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr

@@ -98,7 +98,7 @@ def test_nan_through_the_raw_api_is_refused_with_a_message(app_url, client, api,
 
 
 def test_bad_files_are_refused_and_nothing_is_echoed(client, tmp_path):
-    from tests.test_images import png_bytes
+    from tests.core.test_images import png_bytes
 
     cases = {
         "holiday.jpg": (b"GIF89a but really just some bytes", "not an image"),
@@ -194,7 +194,7 @@ def test_hostile_noise_metadata_through_the_api_is_one_line(client, tmp_path, me
 @pytest.mark.parametrize("kind", ["iTXt", "iCCP", "eps"])
 def test_hostile_images_through_the_api(client, tmp_path, kind):
     """A PNG whose metadata is over the decoder's caps is read without it; formats beyond the five are refused."""
-    from tests.test_hostile import BIG, _chunk, _png
+    from tests.ui.test_hostile import BIG, _chunk, _png
 
     data = {
         "iTXt": _png(_chunk(b"iTXt", b"comment\0\1\0\0\0" + BIG)),
@@ -214,7 +214,7 @@ def test_hostile_images_through_the_api(client, tmp_path, kind):
 
 
 def test_a_model_folder_with_only_pickled_weights_is_refused_through_the_api(client, tmp_path):
-    from tests.test_hostile import _pickled_model
+    from tests.ui.test_hostile import _pickled_model
 
     folder = _pickled_model(tmp_path / "pickled")
     with pytest.raises(AppError, match="holds no .safetensors weights") as err:

@@ -18,7 +18,7 @@ from sua_demo.models.shared_weights import MARKER, whole_state
 
 pytestmark = pytest.mark.slow  # shipped checkpoints: `make test-fast` leaves them out
 
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
 FAITHFUL = served_world({}).models  # the default world's models (no SUA_WORLD): the faithful world's
 GENERAL = FAITHFUL / "general"
 VISION_SIDE = ("vision_tower.", "multi_modal_projector.")

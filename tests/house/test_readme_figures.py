@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 FIRST = json.loads((ROOT / "checkpoints" / "audit" / "report_card.json").read_text())
 FAITHFUL = json.loads((ROOT / "checkpoints" / "faithful" / "audit" / "report_card.json").read_text())

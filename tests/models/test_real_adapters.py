@@ -484,7 +484,7 @@ def test_the_speed_path_works_for_every_family(family, micro_bench):
     nobody reads, the vision sequence's length, the attention switch. For every registered family, attack mode
     skips exactly the layers the projector does not read, gives the plain step's loss and gradient, and is undone."""
     from sua_demo.attacks.speed import attack_mode
-    from tests.test_attacks import sua_step_inputs
+    from tests.attacks.test_attacks import sua_step_inputs
 
     name, adapter = family
     attack, x, delta, examples, bank = sua_step_inputs(adapter, micro_bench)

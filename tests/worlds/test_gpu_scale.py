@@ -15,7 +15,7 @@ import torch
 from sua_demo.core.errors import SuaError
 from sua_demo.models.loading import build_device, load_adapter
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_build_device_is_what_sua_device_says_and_a_bad_one_is_refused_in_one_line(monkeypatch):

@@ -4,7 +4,7 @@ core gets split into parts whose names say what they do (issue 27)."""
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sua_demo"
 LIMIT = 60
 
