@@ -1,4 +1,5 @@
-"""Launched by tests/attacks/test_parallel.py as `accelerate launch --multi_gpu --num_processes N parallel_attack.py MODEL OUT
+"""Launched by tests/attacks/test_parallel.py as
+`accelerate launch --multi_gpu --num_processes N parallel_attack.py MODEL OUT
 [MODE]`. A few SUA steps on the micro bench (conftest's micro_bench); each rank writes its delta.
 
 MODE: plain; retain (with the retain-KL term, on retain batches whose shards differ in answer tokens); fail
