@@ -4,14 +4,14 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# The in-process app, the engine and the CLI's subprocesses serve the first world here (its 64-px models are the
-# fast ones); the default world, the faithful one, is served with no SUA_WORLD at all by `default_url` (`python
-# app.py`, as a user starts it) and checked by name in test_faithful_checkpoints and test_default_world.
-os.environ["SUA_WORLD"] = "first"
+# No SUA_WORLD: the in-process app, the engine and the CLI's subprocesses serve the default world, the faithful one,
+# as users meet it; the first world is one name away (`first_url`, and SUA_WORLD=first where a test asks for it).
+os.environ.pop("SUA_WORLD", None)
 if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs two workers on the two cores: one thread each, and
     os.environ["OMP_NUM_THREADS"] = "1"  # the apps and CLIs they start inherit it (no oversubscribed spinning)
 
-SERVED = {"app_url": "first-app", "faithful_url": "faithful-app"}  # a served app's tests share one xdist worker
+# a served app's tests share one xdist worker
+SERVED = {"app_url": "default-app", "faithful_url": "faithful-app", "first_url": "first-app"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         world = "world" in item.fixturenames and getattr(item, "callspec", None) and item.callspec.params.get("world")
         wanted = [f for f in SERVED if f in item.fixturenames]
-        wanted += ["app_url" if world == "first" else "faithful_url"] if world in ("first", "faithful") else []
+        wanted += [f"{world}_url"] if world in ("first", "faithful") else []
         if wanted:
             item.add_marker(pytest.mark.xdist_group(SERVED[wanted[0]]))
 
@@ -79,8 +79,19 @@ def app_url():
 
 @pytest.fixture(scope="session")
 def faithful_url(tmp_path_factory):
-    """`python app.py` with no SUA_WORLD, as a user starts it: the default world, the faithful one (the tests that
-    look at both worlds, and at the default one)."""
+    """`python app.py` with no SUA_WORLD, as a user starts it: the default world, the faithful one, served by its own
+    process (signals, its own folders), beside the in-process `app_url`."""
+    yield from served_app(tmp_path_factory, None)
+
+
+@pytest.fixture(scope="session")
+def first_url(tmp_path_factory):
+    """`SUA_WORLD=first python app.py`: the first world, one name away (the tests that look at both worlds)."""
+    yield from served_app(tmp_path_factory, "first")
+
+
+def served_app(tmp_path_factory, world):  # type: ignore[no-untyped-def]
+    """A `python app.py` process serving `world` (None: the default one) until the session ends; its URL."""
     import subprocess
     import sys
     import time
@@ -90,10 +101,12 @@ def faithful_url(tmp_path_factory):
     from sua_demo.core.config import WORLD_ENV
 
     port = free_port()
-    folder = tmp_path_factory.mktemp("faithful_app")
+    folder = tmp_path_factory.mktemp(f"{world or 'faithful'}_app")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(folder)}
     env.pop("PORT", None)
-    env.pop(WORLD_ENV)  # the default world
+    env.pop(WORLD_ENV, None)
+    if world is not None:
+        env[WORLD_ENV] = world
     log = (folder / "server.log").open("w")
     root = Path(__file__).resolve().parent.parent
     proc = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=root, env=env, stdout=log,

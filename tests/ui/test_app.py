@@ -110,11 +110,13 @@ def ask(app, person, photo=5, upload=None, question="", source="shipped", noise_
 
 def test_load_starts_on_a_measured_example_and_badges_every_person(app, first):
     status, thumbs, people, photo, samples = app.load_widgets("idk", "", "all")
-    assert "64-pixel" in status and "Llava" not in status, "the status names no class"
+    size = app.state().engine.session("idk").image_size  # the served world's photos (112 px on the default one)
+    assert f"{size}-pixel" in status and "Llava" not in status, "the status names no class"
     assert len(thumbs["value"]) == 100 and "IDK" in thumbs["label"] and len(people["choices"]) == 100
     assert people["value"] == first.person and (first.person.isdigit())  # the value is the number the API takes
     label = dict((v, k) for k, v in first.people)[first.person]
-    assert "unseen by δ" in label and photo["value"] == first.photo and samples["samples"]
+    role = "attacker set" if "was fitted on" in first.examples_label else "unseen by δ"  # as the chips' label says
+    assert role in label and photo["value"] == first.photo and samples["samples"]
 
 
 def test_a_model_change_keeps_the_person(app, first):
@@ -133,7 +135,7 @@ def test_the_guided_example_shows_delta_bringing_an_answer_back_and_its_controls
     assert any("✓" in w["delta"] and "✓" not in w["random"] and "✓" not in w["retrain_delta"] for w in wins), table
     from PIL import Image
 
-    assert Image.open(preview[0][0]).size[0] >= 256 and len(views) == 4 and len(slider) == 2
+    assert Image.open(preview[0][0]).size[0] >= 224 and len(views) == 4 and len(slider) == 2
     largest = re.search(r"largest change of one pixel \(of 255\)</th><td>([\d.]+)</td>", metrics)
     assert largest and 0 < float(largest[1]) <= 16.05, metrics  # how visible δ is: an HTML table, every path
     assert [Path(f).suffix for f in files] == [".csv", ".json"]
@@ -240,7 +242,7 @@ def test_optimise_streams_progress_and_offers_last_and_best(app):
     assert unhashed == sorted(
         f"sua_idk_eps16_{k}{s}" for k in ("last", "best") for s in (".safetensors", "_amplified.png")
     )
-    noise = load_noise(path, 64)
+    noise = load_noise(path, app.state().engine.session("idk").image_size)
     assert 0 < float(noise.delta.abs().max()) <= 16 / 255 + 1e-6 and noise.meta["model"] == "idk"
     assert len(fig.data[0].x) == 3
 

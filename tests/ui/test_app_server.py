@@ -123,7 +123,7 @@ def test_uploaded_noise_metadata_is_validated(client, tmp_path, meta, message):
     from safetensors.torch import save_file
 
     path = tmp_path / "noise.safetensors"
-    save_file({"delta": torch.zeros(3, 64, 64)}, str(path), metadata={"eps": str(16 / 255), **meta})
+    save_file({"delta": torch.zeros(3, *served_size())}, str(path), metadata={"eps": str(16 / 255), **meta})
     if message is None:
         words, _ = predict(client, noise_source="uploaded", noise_file=handle_file(str(path)))
         assert questions(words) == 5
@@ -164,12 +164,20 @@ def test_the_handlers_are_mcp_tools(app_url):
     assert any("answer" in n for n in names) and any("verdict" in n for n in names), names
 
 
+def served_size() -> tuple[int, int]:
+    """The served world's photo size (the app serves in this process): a noise must match it to be read at all."""
+    from sua_demo.ui.shared import state
+
+    size = state().engine.session("idk").image_size
+    return size, size
+
+
 def _served_noise(tmp_path, meta):
     import torch
     from safetensors.torch import save_file
 
     path = tmp_path / "hostile.safetensors"
-    save_file({"delta": torch.zeros(3, 64, 64)}, str(path), metadata={"eps": str(16 / 255), **meta})
+    save_file({"delta": torch.zeros(3, *served_size())}, str(path), metadata={"eps": str(16 / 255), **meta})
     return path
 
 

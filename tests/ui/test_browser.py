@@ -137,14 +137,14 @@ def app_labels():
 def test_an_uploaded_noise_file_is_what_the_answers_then_use(browser, app_url):
     from playwright.sync_api import expect
 
-    from sua_demo.core.config import CHECKPOINTS
+    from sua_demo.core.config import served_world
 
     page = open_page(browser, app_url, 1400, 1000)
     try:
         expect(page.locator("#note")).to_contain_text("the shipped δ", timeout=90_000)
         page.get_by_text("Your own photo, question, noise file or model").click()
         page.locator("#noise-file input[type=file]").set_input_files(
-            str(CHECKPOINTS / "noise" / "idk" / "delta_plain_split0.safetensors")
+            str(served_world({}).noise / "idk" / "delta_split1.safetensors")  # the served world's, not the shipped
         )
         expect(page.locator("#source input[value=uploaded]")).to_be_checked(timeout=30_000)
         expect(page.locator("#note")).to_contain_text("uploaded δ (", timeout=90_000)

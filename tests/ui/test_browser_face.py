@@ -74,8 +74,8 @@ def test_a_visitor_teaches_unlearns_and_attacks_their_face_and_nobody_else_sees_
         expect(page.locator("#face-steps")).to_contain_text("teach", timeout=60_000)
         expect(page.locator("#face-steps")).to_contain_text(" s left", timeout=120_000)  # the step's own pace
         assert "of 80" in page.locator("#face-steps").inner_text()  # teaching's passes
-        expect(page.locator("#face-verdict .headline").first).to_contain_text("δ brings back", timeout=600_000)
-        expect(page.locator("#face-verdict .headline")).to_have_count(2)  # the shipped δ and the fitted δ
+        # the shipped δ's verdict and the fitted δ's, whatever they read: the invented person is new at every run
+        expect(page.locator("#face-verdict .headline")).to_have_count(2, timeout=600_000)
         headings = page.locator("#face-verdict h4.face-delta").all_inner_texts()  # each verdict says which δ
         assert len(headings) == 2 and "the shipped δ" in headings[0] and "fitted on your taught" in headings[1]
         steps = page.locator("#face-steps").inner_text()

@@ -1,5 +1,6 @@
 """An honest page (issue 42), in a browser at 1400x900 and at a phone's 400x860, on both worlds: the first world
-(served in-process, `app_url`) and the faithful one, the default (`python app.py` with no SUA_WORLD, `faithful_url`).
+(`first_url`, `SUA_WORLD=first python app.py`) and the faithful one, the default (`python app.py` with no
+SUA_WORLD, `faithful_url`).
 Each test visits one page per world and resizes it, and saves a screenshot per size under artifacts/."""
 
 import pytest
@@ -22,8 +23,7 @@ def shot(locator, name):
 @pytest.fixture(params=WORLDS)
 def world(request):
     """(name, url) of a served world."""
-    fixture = "app_url" if request.param == "first" else "faithful_url"
-    return request.param, request.getfixturevalue(fixture)
+    return request.param, request.getfixturevalue(f"{request.param}_url")
 
 
 def test_the_report_card_is_one_line_a_method_and_a_card_each_on_a_phone(browser, world):  # noqa: F811

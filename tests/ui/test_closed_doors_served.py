@@ -345,9 +345,9 @@ async def _noise_over_mcp(url: str) -> tuple[str, str, str]:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamablehttp_client
 
-    from sua_demo.core.config import CHECKPOINTS
+    from sua_demo.core.config import served_world
 
-    shipped = (CHECKPOINTS / "noise" / "idk" / "delta_split0.safetensors").read_bytes()
+    shipped = (served_world({}).noise / "idk" / "delta_split0.safetensors").read_bytes()
     as_base64 = "data:application/octet-stream;base64," + base64.b64encode(shipped).decode()
     ask = {"model": "idk", "person": "2", "photo": 5, "noise_source": "uploaded"}
     async with streamablehttp_client(url + "gradio_api/mcp/") as (r, w, _), ClientSession(r, w) as s:

@@ -162,6 +162,7 @@ def test_the_shipped_model_map_and_comparison_name_the_photo_and_say_auroc_in_wo
     assert f"**On the map: {who}**" in caption and "% of the time" in caption and "bench average" in caption
     assert len(fig.layout.title.text) <= stealth.TITLE_CHARS
     left, right, first, second = stealth.stealth_comparison(engine, DEFAULT_MODEL, "gaussian")
-    assert left.layout.title.text == "with the stealth term" and right is not None
+    plain = engine.session(DEFAULT_MODEL).plain_noise  # a δ fitted without the stealth term, where the world ships one
+    assert left.layout.title.text == "with the stealth term" and (right is not None) == (plain is not None)
     assert "% of the time" in first and "0.5 is chance" in first and "How to read the map" in first
-    assert "% of the time" in second and "stealth term" in second
+    assert ("% of the time" in second) == (plain is not None) and "stealth term" in second

@@ -2,6 +2,7 @@
 sources, exports, stop flags and the model policy, on the shipped tiny models."""
 
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -82,7 +83,10 @@ def test_the_verdict_counts_what_eval_measures_on_the_same_photos(engine, idk):
     from sua_demo.ui.shared.story_table import verdict_html
 
     html = verdict_html(v, "unseen by δ")
-    assert f"<b>{v.count}</b> of 35" in html and f"retrain control + δ <b>{v.correct['retrain_delta']}</b>" in html
+    assert (
+        re.search(rf"(<b>)?{v.count}(</b>)? of 35", html)
+        and f"retrain control + δ <b>{v.correct['retrain_delta']}</b>" in html
+    )
     assert v.count <= v.correct["delta"] and v.beyond is not None and "(p " in html
 
 
@@ -91,11 +95,14 @@ def test_examples_are_measured_unseen_people_best_first(engine, idk):
 
     ex = page.examples(engine, "idk")
     assert ex, "the shipped IDK noise must give at least one guided example"
-    assert all(e["person"] in unseen(engine, idk.shipped_noise) for e in ex)
+    never_saw = [e["person"] in unseen(engine, idk.shipped_noise) for e in ex]
+    assert never_saw == sorted(never_saw, reverse=True)  # the people δ never saw first, where any passes the test
     assert ex[0]["beyond_controls"] >= 1 and all(e["p"] < 0.05 for e in ex)  # chosen by the verdict's own test
     assert [e["p"] for e in ex] == sorted(e["p"] for e in ex)  # strongest evidence first
     assert all(f"({p_text(e['p'])})" in e["text"] for e in ex)
-    assert ex[0]["label"].startswith(f"#{ex[0]['person']} ") and "unseen by δ" in ex[0]["label"]
+    role = "unseen by δ" if never_saw[0] else "attacker set"
+    assert ex[0]["label"].startswith(f"#{ex[0]['person']} ") and role in ex[0]["label"]
+    assert ("was fitted on" in page.examples_label(ex)) == (not any(never_saw))  # the label is true to the chips
 
 
 def test_gallery_badges_and_filters(engine):
@@ -138,7 +145,8 @@ def test_noise_sources_and_metadata_are_validated(idk, tmp_path):
         ({"attacker_ids": "[1, 2]", "split_seed": '"x"'}, "split_seed"),
     ]:
         path = tmp_path / "n.safetensors"
-        save_file({"delta": torch.zeros(3, 64, 64)}, str(path), metadata={"eps": str(16 / 255), **meta})
+        size = idk.image_size
+        save_file({"delta": torch.zeros(3, size, size)}, str(path), metadata={"eps": str(16 / 255), **meta})
         with pytest.raises(SuaError, match=message):
             choose_noise(idk, "uploaded", str(path))
 
@@ -221,7 +229,7 @@ def test_custom_models_are_off_on_a_space_unless_allowed(engine, monkeypatch, tm
     monkeypatch.delenv("SUA_ALLOW_MODELS", raising=False)
     with pytest.raises(SuaError, match="only its shipped models"):
         engine.session(str(tmp_path))
-    assert engine.session(str(ROOT / "checkpoints" / "tiny-llava" / "idk")).shipped  # a shipped folder is shipped
+    assert engine.session(str(engine.world.models / "idk")).shipped  # a shipped folder is shipped
     with pytest.raises(SuaError, match="too long"):
         engine.session("x" * 5000)
 
@@ -261,7 +269,7 @@ def test_an_upload_is_shown_with_the_banner(engine, tmp_path):
     engine.photo(3, 6).resize((150, 150)).save(path)
     p = page.answers_view(next(look(engine, Request(model="idk", person="", photo=5, upload=str(path)), ("story",))))
     assert p.preview_caption == "your photo" and page.UPLOAD_BANNER in p.banner
-    assert p.preview.size[0] >= 256 and all(r.truth is None for r in p.story.rows)
+    assert p.preview.size[0] >= 224 and all(r.truth is None for r in p.story.rows)
 
 
 def test_about_quotes_the_ceiling_from_the_study_files_and_only_when_they_exist(tmp_path):

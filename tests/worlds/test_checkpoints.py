@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sua_demo.core import shipped
-from sua_demo.core.config import BenchConfig
+from sua_demo.core.config import BenchConfig, served_world
 from sua_demo.dataset import build_bench
 from sua_demo.eval.evaluate import answer, score
 from sua_demo.models import load_adapter
@@ -153,7 +153,7 @@ def test_the_guided_examples_reproduce_from_the_models():
 
     shipped = json.loads((NOISE_ROOT / "idk" / "examples.json").read_text())["examples"]
     assert shipped and shipped[0]["p"] < 0.05
-    eng = Engine()
+    eng = Engine(world=served_world({"SUA_WORLD": "first"}))  # this file checks the first world's files
     sess = eng.session("idk")
     vanilla, retrain = eng.controls(sess)
     v = eng.person_verdict(sess, shipped[0]["person"], sess.shipped_noise, None, retrain)

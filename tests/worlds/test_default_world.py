@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _sua(*args: str, world: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "SUA_WORLD"}  # conftest pins the first world for the rest
+    env = {k: v for k, v in os.environ.items() if k != "SUA_WORLD"}  # a user starts it with none
     if world is not None:
         env["SUA_WORLD"] = world
     command = [sys.executable, "-m", "sua_demo", *args]
@@ -64,7 +64,7 @@ def _defaults(command: str) -> dict:
 def test_the_cli_defaults_name_the_served_worlds_models_noise_and_bench(monkeypatch):
     from sua_demo.core.config import CHECKPOINTS, shipped_world
 
-    monkeypatch.delenv("SUA_WORLD")
+    monkeypatch.delenv("SUA_WORLD", raising=False)
     faithful = shipped_world("faithful")
     enrol = _defaults("enrol")
     assert Path(enrol["model"]) == faithful.models / "vanilla" and Path(enrol["noise"]).is_relative_to(faithful.noise)
@@ -80,7 +80,7 @@ def test_a_first_world_model_keeps_its_worlds_bench_controls_and_files_whatever_
     from sua_demo.cli import common
     from sua_demo.core.config import shipped_world
 
-    monkeypatch.delenv("SUA_WORLD")
+    monkeypatch.delenv("SUA_WORLD", raising=False)
     first = shipped_world("first")
     assert common.world(str(first.models / "idk")) == first and common.world("./elsewhere/idk").name == "faithful"
     args = _defaults_of("audit", [str(first.models / "idk")])
