@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.examples import Example, ImageBank
 from sua_demo.unlearning.base import METHODS, UnlearningMethod
-from sua_demo.unlearning.grad_diff import LORA_VALIDATION
 from sua_demo.unlearning.losses import nll
-from sua_demo.unlearning.recipe import Recipe, ascent_gates, ships
+from sua_demo.unlearning.recipe import lora_recipe, ships
 
 
 @METHODS.register("ga")
@@ -23,12 +21,4 @@ class GradientAscent(UnlearningMethod):
 
 # GA, KL and NPO run their full step budget at a high lr on purpose: they show the over-unlearned regime
 # (nothing hidden is left), as LoRA adapters on the language model, which keeps checkpoints/ small.
-ships(
-    Recipe(
-        "ga_lora",
-        UnlearnConfig(method="ga", lr=1e-3, lora=True, max_steps=200, keep_best=False),
-        validation=LORA_VALIDATION,
-        gates=ascent_gates("ga_lora"),
-        table="lora",
-    )
-)
+ships(lora_recipe("ga", lr=1e-3, max_steps=200, keep_best=False))

@@ -38,7 +38,3 @@ ships(
         noise_splits=tuple(range(6)),  # a split moves a gain by 4 to 6 points: 3 could not tell a target apart
     )
 )  # fmt: skip
-LORA_VALIDATION = {"watch": "validation", "forget_target": 0.20, "retain_floor": 0.87, "keep_best": True}
-"""The LoRA methods' faithful rule (`sua build-faithful --validation`; fixed 2026-12-05 before any was built this
-way): GradDiff's, each keeping its shipped rate and step budget and, the rule never met, the on-target check with
-the most retain. One rule, tried once, reported as it lands."""

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.examples import Example, ImageBank
 from sua_demo.unlearning.base import METHODS, UnlearningMethod
-from sua_demo.unlearning.grad_diff import LORA_VALIDATION
 from sua_demo.unlearning.losses import kl_to_reference, nll
-from sua_demo.unlearning.recipe import Recipe, ascent_gates, ships
+from sua_demo.unlearning.recipe import lora_recipe, ships
 
 
 @METHODS.register("kl")
@@ -26,12 +24,4 @@ class KLMin(UnlearningMethod):
 
 
 # As GA: the over-unlearned regime, on purpose.
-ships(
-    Recipe(
-        "kl_lora",
-        UnlearnConfig(method="kl", lr=1e-3, lora=True, max_steps=200, keep_best=False),
-        validation=LORA_VALIDATION,
-        gates=ascent_gates("kl_lora"),
-        table="lora",
-    )
-)
+ships(lora_recipe("kl", lr=1e-3, max_steps=200, keep_best=False))

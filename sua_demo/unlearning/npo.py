@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.examples import Example, ImageBank
 from sua_demo.unlearning.base import METHODS
-from sua_demo.unlearning.grad_diff import LORA_VALIDATION, GradDiff
+from sua_demo.unlearning.grad_diff import GradDiff
 from sua_demo.unlearning.losses import npo, sequence_logprob
-from sua_demo.unlearning.recipe import Recipe, ascent_gates, ships
+from sua_demo.unlearning.recipe import lora_recipe, ships
 
 
 @METHODS.register("npo")
@@ -25,12 +24,4 @@ class NPO(GradDiff):
 
 
 # As GA: the over-unlearned regime, on purpose.
-ships(
-    Recipe(
-        "npo_lora",
-        UnlearnConfig(method="npo", lr=1e-3, lora=True, max_steps=200, keep_best=False),
-        validation=LORA_VALIDATION,
-        gates=ascent_gates("npo_lora"),
-        table="lora",
-    )
-)
+ships(lora_recipe("npo", lr=1e-3, max_steps=200, keep_best=False))

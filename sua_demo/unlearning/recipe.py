@@ -70,3 +70,17 @@ def gates(table: str) -> tuple[Gate, ...]:
 
     rows = tuple(g for r in shipped_recipes() if r.table == table for g in r.gates)
     return (*CONTROL_GATES, *rows) if table == "world" else rows
+
+
+# The LoRA methods' faithful rule (`sua build-faithful --validation`; fixed 2026-12-05 before any was built this way):
+# GradDiff's, each keeping its shipped rate and step budget and, the rule never met, the on-target check with the most
+# retain. One rule, tried once, reported as it lands.
+LORA_VALIDATION = {"watch": "validation", "forget_target": 0.20, "retain_floor": 0.87, "keep_best": True}
+
+
+def lora_recipe(method: str, **settings: Any) -> Recipe:
+    """`<method>_lora`: the method as a LoRA adapter on the language model (checkpoints/ stays small), with its own
+    rate and step budget (`settings`), GradDiff's gates and the LoRA methods' faithful rule, in the LoRA table."""
+    name = f"{method}_lora"
+    unlearn = UnlearnConfig(method=method, lora=True, **settings)
+    return Recipe(name, unlearn, validation=LORA_VALIDATION, gates=ascent_gates(name), table="lora")

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import torch
 
-from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.examples import Example, ImageBank, questions_answers
 from sua_demo.unlearning.base import METHODS, UnlearningMethod
-from sua_demo.unlearning.grad_diff import LORA_VALIDATION
-from sua_demo.unlearning.recipe import Recipe, ascent_gates, ships
+from sua_demo.unlearning.recipe import lora_recipe, ships
 
 
 def layer_activations(
@@ -69,12 +67,4 @@ class RMU(UnlearningMethod):
 # The report card's modern methods, LoRA like the peers' runs, under the shared stopping rule with GradDiff's
 # targets. RMU's retain weight 10: its forget term starts near (6.5^2 + 1) x the activation RMS squared while the
 # retain term starts at 0 (chosen before any run).
-ships(
-    Recipe(
-        "rmu_lora",
-        UnlearnConfig(method="rmu", lr=1e-3, lora=True, max_steps=200, retain_weight=10.0),
-        validation=LORA_VALIDATION,
-        gates=ascent_gates("rmu_lora"),
-        table="lora",
-    )
-)
+ships(lora_recipe("rmu", lr=1e-3, max_steps=200, retain_weight=10.0))

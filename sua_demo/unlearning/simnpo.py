@@ -7,12 +7,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from sua_demo.core.config import UnlearnConfig
 from sua_demo.models.base import VisionLanguageAdapter
 from sua_demo.models.examples import Example, ImageBank, questions_answers
 from sua_demo.unlearning.base import METHODS
-from sua_demo.unlearning.grad_diff import LORA_VALIDATION, GradDiff
-from sua_demo.unlearning.recipe import Recipe, ascent_gates, ships
+from sua_demo.unlearning.grad_diff import GradDiff
+from sua_demo.unlearning.recipe import lora_recipe, ships
 
 
 @METHODS.register("simnpo")
@@ -27,12 +26,4 @@ class SimNPO(GradDiff):
 
 # SimNPO: 200 steps ran out at forget 22.0 %, still falling; with 400 allowed the rule holds at step 250
 # (forget 13.3 %, retain 85.5 % on held-out photos: GradDiff's gates met). No attack had been run on it.
-ships(
-    Recipe(
-        "simnpo_lora",
-        UnlearnConfig(method="simnpo", lr=1e-3, lora=True, max_steps=400, retain_weight=3.0),
-        validation=LORA_VALIDATION,
-        gates=ascent_gates("simnpo_lora"),
-        table="lora",
-    )
-)
+ships(lora_recipe("simnpo", lr=1e-3, max_steps=400, retain_weight=3.0))
