@@ -32,7 +32,11 @@ class Recipe:
     gates: tuple[Gate, ...] = ()  # read from its eval.json
     table: str = "world"  # which gate table it joins: the world's 17 ("world"), "lora", or "robust"
     noise_splits: tuple[int, ...] = LORA_SPLITS  # the splits its shipped noise is attacked on
-    when_named: bool = False  # built and attacked only when named (robust unlearning, docs/robust.md)
+
+    @property
+    def when_named(self) -> bool:
+        """Built and attacked only when named: robust unlearning (docs/robust.md), whose gates have their own table."""
+        return self.table == "robust"
 
 
 RECIPES: dict[str, Recipe] = {}

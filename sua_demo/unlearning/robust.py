@@ -64,6 +64,5 @@ for _plain in ("idk", "grad_diff"):
             gates=tuple(replace(g, model=f"{_plain}_robust") for g in _base.gates),
             table="robust",
             noise_splits=(0, 1, 2),
-            when_named=True,
         )
     )

@@ -106,7 +106,6 @@ VALIDATION_RULES: dict[str, dict[str, Any]] = {
     **SHIPPED_RULES,
     **{r.name: r.validation for r in shipped_recipes() if r.validation is not None},
 }
-LORA = tuple(r.name for r in shipped_recipes() if r.table == "lora")
 WORLD_GATES, LORA_GATES, ROBUST_GATES = gate_table("world"), gate_table("lora"), gate_table("robust")
 
 

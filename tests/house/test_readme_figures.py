@@ -73,7 +73,7 @@ def test_the_robust_models_figures_in_the_readme_are_their_reports():
         return points(noise[model]["summary"]["unlearned/a_attacker_images/gain_sua"]["mean"])
 
     said = [
-        f"+{attacker('idk_robust').lstrip('+')} on IDK's attacker photos (plain {attacker('idk')})",
+        f"{attacker('idk_robust')} on IDK's attacker photos (plain {attacker('idk')})",
         f"{attacker('grad_diff_robust')} on GradDiff's (plain\n  {attacker('grad_diff')})",
         f"relearning 50 steps brings back\n  {points(robust['cells']['relearn50']['mean'])} on IDK against δ",
         f"a soft prompt {points(robust['cells']['soft_prompt5']['mean'])}, privleak +{robust['privleak']:.0f} %",
