@@ -25,8 +25,13 @@ def _optimise(page, steps: int, stop_after_s: float | None = None) -> str:
     status."""
     before = page.locator("#opt-status").inner_text().splitlines()[-1:]  # the last run's, until this one reports
     steps_box = page.locator("#opt-steps input[type=number]")
-    steps_box.fill(str(steps))
-    steps_box.press("Enter")
+    for _ in range(20):  # typed as the panel opens, the value was once lost (the run took the default 90 steps)
+        steps_box.fill(str(steps))
+        steps_box.press("Enter")
+        page.wait_for_timeout(250)
+        if steps_box.input_value() == str(steps):
+            break
+    assert steps_box.input_value() == str(steps), steps_box.input_value()
     page.get_by_role("button", name="Optimise", exact=True).click()
     for _ in range(1500):  # every 0.2 s, at most 5 minutes
         said = page.locator("#opt-status").inner_text()
