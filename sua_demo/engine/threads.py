@@ -165,11 +165,20 @@ class LeftTheLine(SuaError):
     """A waiting job whose stop was set: it left the line and never started."""
 
 
+LEFT = "stopped while waiting: it left the line and nothing of it ran"
+
+
 class _Ticket:
     """One job in the line: what it runs, what it says, how long it is expected to take."""
 
-    def __init__(self, kind: str, fn: Callable[[Callable[[Any], None]], Any], expected: float | None) -> None:
-        self.kind, self.fn, self.expected = kind, fn, expected
+    def __init__(
+        self,
+        kind: str,
+        fn: Callable[[Callable[[Any], None]], Any],
+        expected: float | None,
+        stop: threading.Event | None = None,
+    ) -> None:
+        self.kind, self.fn, self.expected, self.stop = kind, fn, expected, stop
         self.items: queue.Queue = queue.Queue()
         self.out: dict[str, Any] = {}
         self.begun = threading.Event()
@@ -187,9 +196,17 @@ class HeavyLine:
         self._worker: threading.Thread | None = None
         self.meter: CoreMeter | None = None
 
-    def join(self, kind: str, fn: Callable[[Callable[[Any], None]], Any], expected: float | None = None) -> _Ticket:
-        """Put `fn(emit)` in the line; `expected` seconds, where the caller knows (else the kind's times here)."""
-        ticket = _Ticket(kind, fn, expected)
+    def join(
+        self,
+        kind: str,
+        fn: Callable[[Callable[[Any], None]], Any],
+        expected: float | None = None,
+        stop: threading.Event | None = None,
+    ) -> _Ticket:
+        """Put `fn(emit)` in the line; `expected` seconds, where the caller knows (else the kind's times here). A
+        ticket whose `stop` is set by its turn never starts: its caller hears `LeftTheLine`, even when the stop came
+        in the instant between the caller's last look at the line and the worker taking the ticket."""
+        ticket = _Ticket(kind, fn, expected, stop)
         with self._cond:
             self._waiting.append(ticket)
             if self._worker is None or not self._worker.is_alive():
@@ -256,6 +273,9 @@ class HeavyLine:
     def _run(self, ticket: _Ticket) -> None:
         """The job, its team sized to the cores free now and again at its reports; its result or exception kept
         for the caller's thread (raised there, not lost in this one)."""
+        if ticket.stop is not None and ticket.stop.is_set():
+            ticket.out["error"] = LeftTheLine(LEFT)
+            return
         meter = self.meter
         assert meter is not None, "_serve makes the meter before the first job"
         meter.others()  # a fresh window: what was busy while nothing of ours ran is not what is busy now
@@ -296,11 +316,11 @@ def heavy_stream(
     then each value fn emits as it comes, None after every `tick` seconds with nothing new (so a page's clock moves
     on), and fn's result or its exception: `value = yield from heavy_stream(fn, "optimise", 1.0)`. With `stop` set
     while it waits, it leaves the line and raises `LeftTheLine`; closed while it waits, it leaves the line too."""
-    ticket = LINE.join(kind, fn, expected)
+    ticket = LINE.join(kind, fn, expected, stop)
     try:
         while (place := LINE.waiting(ticket)) is not None:
             if stop is not None and stop.is_set() and LINE.leave(ticket):
-                raise LeftTheLine("stopped while waiting: it left the line and nothing of it ran")
+                raise LeftTheLine(LEFT)
             if place.ahead:  # with nothing ahead it starts at once: nothing to tell
                 yield place
             ticket.begun.wait(tick or 1.0)

@@ -100,6 +100,25 @@ def test_a_waiting_job_hears_its_place_and_wait_and_stop_takes_it_out_of_the_lin
     assert value == "first" and LINE.length() == 0 and ran == []
 
 
+def test_a_job_stopped_as_its_turn_comes_never_starts():
+    """The stop lands between the waiter's last look at the line and the worker taking its ticket (the waiter's next
+    look is up to a tick away): the worker, not the waiter, must see it, or the job starts after its Stop."""
+    release, started = threading.Event(), threading.Event()
+    ran = []
+    first = heavy_stream(lambda _emit: started.set() or release.wait(10), "test", 0.05)
+    while not started.is_set():
+        next(first)
+    stop = threading.Event()
+    second = heavy_stream(lambda _emit: ran.append(1), "test", 60.0, stop)  # it looks at the line once a minute
+    assert isinstance(next(second), Waiting)
+    stop.set()
+    release.set()
+    _drain(first)
+    with pytest.raises(LeftTheLine):
+        _drain(second)
+    assert ran == [] and LINE.length() == 0
+
+
 def test_the_wait_comes_from_the_times_jobs_of_that_kind_took_here():
     heavy(time.sleep, 0.3, kind="timed")  # one timed job of the kind
     release = threading.Event()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sua_demo.core.errors import SuaError
@@ -19,7 +19,7 @@ from sua_demo.ui.attack import stealth
 from sua_demo.ui.attack import views as page
 from sua_demo.ui.attack.optimise import OptimiseView, progress_view
 from sua_demo.ui.shared.clock import RunClock
-from sua_demo.ui.shared.server import AppState
+from sua_demo.ui.shared.server import STOPPING, AppState
 
 ROLES = ["unseen by δ", "attacker set", "retain", "all"]
 
@@ -155,15 +155,16 @@ def optimise(
                 delta = item[2]
             if delta is not None and time.monotonic() - shown > 1.0:
                 shown = time.monotonic()
-                yield progress_view(history, clock.steps, delta, float(eps), 0.0, clock=clock)
+                view = progress_view(history, clock.steps, delta, float(eps), 0.0, clock=clock)
+                yield replace(view, status=f"{STOPPING} ({view.status})") if flag.is_set() else view
         if (pace := clock.seconds_per_step()) is not None:
             state.timer.record(sess.name, pace)
         files = page.optimised_files(state.scratch.folder(), last, best, sess.name, float(eps))
         elapsed = time.monotonic() - clock.start
         final = progress_view(history, clock.steps, last.delta, float(eps), elapsed, last.meta)
         yield OptimiseView(final.figure, final.status, final.preview, files)
-    except LeftTheLine:
-        yield OptimiseView(None, "stopped while waiting: it left the line and nothing of it ran", None)
+    except LeftTheLine as left:
+        yield OptimiseView(None, str(left), None)
     finally:
         state.stops.release(key, flag, run)
 

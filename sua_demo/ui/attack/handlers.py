@@ -11,6 +11,7 @@ from sua_demo.core.shipped import label, public_name
 from sua_demo.ui.attack import actions
 from sua_demo.ui.serving.gradio_parts import caller, handler, message_html, sentence
 from sua_demo.ui.shared import state
+from sua_demo.ui.shared.server import NOTHING_TO_STOP
 
 
 @handler
@@ -71,9 +72,12 @@ def arm_stop(request: gr.Request) -> None:
     state().stops.arm(caller(request))
 
 
-def stop_on_page(request: gr.Request) -> str:
-    """The page's Stop button: this browser session's run."""
-    return state().stop(caller(request))
+def stop_on_page(request: gr.Request) -> Any:
+    """The page's Stop button: this browser session's run, which then says it is stopping, and how it ended, in
+    its own status line. This click writes there only when nothing runs: with two writers, an answer to the click
+    that came back late (a loaded server) covered the run's last words ("stopping…" left on a run long over)."""
+    said = state().stop(caller(request))
+    return said if said == NOTHING_TO_STOP else gr.skip()
 
 
 @handler

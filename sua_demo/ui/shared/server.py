@@ -12,6 +12,9 @@ from sua_demo.ui.shared.exports import Scratch
 from sua_demo.ui.shared.face_sessions import FaceSessions
 from sua_demo.ui.shared.stop_flags import StopRegistry
 
+STOPPING = "stopping after the current step…"
+NOTHING_TO_STOP = "nothing is running to stop"
+
 
 class AppState:
     """What one app process holds: the engine, a scratch folder for downloads, the stop flags, each browser
@@ -29,8 +32,8 @@ class AppState:
         """Ask this caller's run (or the run with this secret id) to stop after its current step; it keeps the δ so
         far. Nobody else's run is touched."""
         if self.stops.stop(key, run.strip()):
-            return "stopping after the current step…"
-        return "no run of yours with that id is running" if run.strip() else "nothing is running to stop"
+            return STOPPING
+        return "no run of yours with that id is running" if run.strip() else NOTHING_TO_STOP
 
 
 _SHARED: list[AppState] = []

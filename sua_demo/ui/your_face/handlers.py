@@ -11,6 +11,7 @@ import gradio as gr
 from sua_demo.core.errors import SuaError
 from sua_demo.ui.serving.gradio_parts import caller, handler, message_html
 from sua_demo.ui.shared import state
+from sua_demo.ui.shared.server import NOTHING_TO_STOP
 from sua_demo.ui.your_face import intake, run
 
 
@@ -42,8 +43,11 @@ def face_free(request: gr.Request) -> None:
         raise gr.Error(str(err), print_exception=False) from None
 
 
-def face_stop(request: gr.Request) -> str:
-    return run.stop(_face(request))
+def face_stop(request: gr.Request) -> Any:
+    """Stop this session's run; the run then says so, and how it ended, in its own status line (this click writes
+    there only when nothing runs: an answer to it that came back late used to cover the run's last words)."""
+    said = run.stop(_face(request))
+    return said if said == NOTHING_TO_STOP else gr.skip()
 
 
 def face_forget(request: gr.Request) -> None:

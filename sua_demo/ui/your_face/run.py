@@ -20,6 +20,7 @@ from sua_demo.engine.jobs import face
 from sua_demo.engine.threads import LeftTheLine, Waiting
 from sua_demo.ui.shared.clock import RunClock
 from sua_demo.ui.shared.face_sessions import FaceSession
+from sua_demo.ui.shared.server import NOTHING_TO_STOP
 from sua_demo.ui.your_face.views import STOPPED, STOPPED_WAITING, finished_view, steps_html
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ def run(
             return
         ready = face.prepare(engine, list(visitor.photos), name, facts)  # checked before it waits for its turn
         note = " ".join(ready.notes)
-        done, under_way, shown_at, started = list[StepReport](), Under("teach"), 0.0, False
+        done, under_way, shown_at, started, told_stop = list[StepReport](), Under("teach"), 0.0, False, False
         stream = face.steps(engine, ready, method, visitor.stop)
         while True:
             try:
@@ -109,6 +110,11 @@ def run(
                 yield STOPPED, steps_html(done, stopped="the step under way"), "", ""  # one state: stopped
                 return
             visitor.in_line = isinstance(item, Waiting)
+            if visitor.stop.is_set() and not isinstance(item, StepReport):  # the page's Stop: said here, once
+                if not told_stop:
+                    told_stop = True
+                    yield _stopping(visitor), steps_html(done, under_way.name, pace="stopping"), "", ""
+                continue
             if isinstance(item, Waiting):
                 yield html.escape(item.words()), steps_html([], "teach", pace="waiting for its turn"), "", ""
                 continue
@@ -142,6 +148,10 @@ def stop(visitor: FaceSession) -> str:
         visitor.stop.set()
         return "stopped before it started: nothing was taught"
     if not visitor.busy.locked():
-        return "nothing is running to stop"
+        return NOTHING_TO_STOP
     visitor.stop.set()
+    return _stopping(visitor)
+
+
+def _stopping(visitor: FaceSession) -> str:
     return "leaving the line…" if visitor.in_line else "stopping…"
