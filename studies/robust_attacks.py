@@ -3,11 +3,13 @@
     HF_HUB_OFFLINE=1 .venv/bin/python studies/robust_attacks.py --world 0 --models idk_robust idk
     HF_HUB_OFFLINE=1 .venv/bin/python studies/robust_attacks.py --world 0 --models idk_robust --read
 
-Each variant runs the recovery protocol (`eval.protocol.run_protocol`: every control, splits 0 1 2, blind) into
-`runs/faithful/robust_attacks/<world folder>/<model>/<variant>/` (1 MB a variant, not shipped), and resumes
-split by split when run again:
-- `restart0` … `restart4`: the shipped recipe at 4x its steps from a random start of seed k; per split, the restart
-  whose δ ends with the lowest attacker-side loss (its own record) is the adaptive attack's;
+Each variant writes under `runs/faithful/robust_attacks/<world folder>/<model>/<variant>/` (1 MB a variant, not
+shipped) and resumes where it stopped when run again (δ files mid-fit, protocol records split by split):
+- `restart0` … `restart4`: the attacker's δ only (`eval.protocol.attacker_delta`), the shipped recipe at 4x its
+  steps from a random start of seed k, on splits 0 1 2, blind;
+- `adaptive`: per split, once its five restarts are fitted, the one whose δ ends with the lowest attacker-side loss
+  (its own record) runs the rest of the recovery protocol (`eval.protocol.run_protocol`: every control) in its own
+  folder, reading its δ back: what a whole protocol per restart would give for the kept one, at a third of its cost;
 - `eps32`: the shipped recipe at 2ε (reported, not judged);
 - `per_image`: the protocol's per-image PGD on each evaluated photo, the pixel channel's upper bound (reported).
 The shipped attack is `<world>/noise/<model>/` (`sua build-faithful --attack --only <model>`). EOT over the photo
@@ -39,7 +41,7 @@ from sua_demo.core.machine import describe
 from sua_demo.dataset import build_bench
 from sua_demo.dataset.records import Bench
 from sua_demo.eval.metrics import exact_match
-from sua_demo.eval.protocol import ProtocolConfig, run_protocol
+from sua_demo.eval.protocol import ProtocolConfig, attacker_delta, run_protocol
 from sua_demo.eval.recovery import attack_split, protocol_groups, recovery_answers
 from sua_demo.models.examples import ImageBank
 from sua_demo.models.loading import load_adapter
@@ -57,6 +59,7 @@ VARIANTS = {
     "eps32": (replace(SHIPPED, eps=32 / 255), False),
     "per_image": (SHIPPED, True),
 }
+ADAPTIVE = "adaptive"
 UNSEEN = "c_unseen_heldout"
 
 
@@ -67,14 +70,32 @@ def runs_dir(world: Path, model: str) -> Path:
 
 
 def attack(world: Path, model: str, variants: list[str], splits: list[int], seed: int) -> None:
-    """Each variant's protocol on `model`, with every control; finished splits are read back, not run again."""
+    """Each variant on `model`: a restart's fits, the adaptive attack's protocols, or a variant's protocol, with every
+    control; what is finished is read back, not run again."""
     bench = build_bench(faithful_bench(seed))
+    folder = runs_dir(world, model)
     for name in variants:
-        cfg, extras = VARIANTS[name]
-        protocol = ProtocolConfig(attack=cfg, splits=splits, extras=extras)
-        out = runs_dir(world, model) / name
-        run_protocol(world / model, world / "retrain", bench, protocol, out, vanilla=world / "vanilla")
+        if name == ADAPTIVE:
+            for s, path in adaptive_deltas(folder, splits).items():
+                _protocol(world, model, bench, VARIANTS[path.parent.name][0], False, [s], path.parent)
+            if missing := sorted(set(splits) - set(adaptive_deltas(folder, splits))):
+                log.info("%s adaptive: splits %s wait for their restarts' fits", model, missing)
+        elif name.startswith("restart"):
+            cfg = ProtocolConfig(attack=VARIANTS[name][0], splits=splits)
+            method = load_adapter(world / model)
+            bank = ImageBank(bench, method)
+            for s in splits:
+                attacker_delta(s, bench, method, bank, cfg, folder / name)
+        else:
+            _protocol(world, model, bench, *VARIANTS[name], splits, folder / name)
         log.info("%s %s done on %s", model, name, describe())
+
+
+def _protocol(
+    world: Path, model: str, bench: Bench, cfg: AttackConfig, extras: bool, splits: list[int], out: Path
+) -> None:
+    protocol = ProtocolConfig(attack=cfg, splits=splits, extras=extras)
+    run_protocol(world / model, world / "retrain", bench, protocol, out, vanilla=world / "vanilla")
 
 
 def adaptive_deltas(folder: Path, splits: list[int]) -> dict[int, Path]:
@@ -204,7 +225,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--world", type=int, default=0, help="bench seed of a faithful world (0 ships)")
     ap.add_argument("--models", nargs="+", required=True)
-    ap.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=list(VARIANTS))
+    order = [*VARIANTS, ADAPTIVE]  # the adaptive attack's protocols after the restarts it chooses among
+    ap.add_argument("--variants", nargs="+", choices=order, default=order)
     ap.add_argument("--splits", nargs="+", type=int, default=ATTACK_SPLITS)
     ap.add_argument("--read", action="store_true", help="read the finished attacks instead of running them")
     args = ap.parse_args()

@@ -140,6 +140,40 @@ def per_image_bound(
     return out
 
 
+RESTART_STRIDE = 1000  # seeds a split's draws apart from another restart's: far more splits than any study runs
+
+
+def split_attack(attack: AttackConfig, split_seed: int) -> AttackConfig:
+    """The attack as one split runs it: its draws (random start, batches, jitter) seeded by the split and by the
+    attack's own seed, so that restarts of one split start apart. Seed 0, every shipped recipe's, gives the split's
+    seed alone (the shipped noises' draws). The attack's seed once gave way to the split's entirely, and five
+    "restarts" of a split were one run five times."""
+    return replace(attack, seed=RESTART_STRIDE * attack.seed + split_seed)
+
+
+def attacker_delta(
+    seed: int,
+    bench: Bench,
+    model: VisionLanguageAdapter,
+    bank: ImageBank,
+    cfg: ProtocolConfig,
+    out_dir: Path,
+    progress: bool = True,
+) -> Noise:
+    """The δ one split's attacker fits on the unlearned model, saved (and resumed) as `delta_split<seed>` in
+    `out_dir`: the split's first and costliest step, and all that ranking a restart needs (its attacker-side loss),
+    so a study can fit many restarts and run the rest of the split only on the one it keeps."""
+    split = attack_split(bench, cfg.attacker_fraction, seed)
+    acfg = split_attack(cfg.attack, seed)
+    return ATTACKS.get("sua")(model, acfg).run(
+        bank,
+        attacker_examples(bench, split, cfg.attack_tasks),
+        checkpoint=out_dir / f"delta_split{seed}.safetensors",
+        progress=progress,
+        meta={**split_meta(split), "denoiser": acfg.denoiser},
+    )
+
+
 def run_split(
     seed: int,
     bench: Bench,
@@ -152,7 +186,7 @@ def run_split(
     split = attack_split(bench, cfg.attacker_fraction, seed)
     examples = attacker_examples(bench, split, cfg.attack_tasks)
     groups = protocol_groups(bench, split, cfg.retain_people)
-    acfg, meta = replace(cfg.attack, seed=seed), split_meta(split)
+    acfg, meta = split_attack(cfg.attack, seed), split_meta(split)
     unl, ret = models["unlearned"], models["retrain"]
     study = seed in cfg.splits[: cfg.study_splits]
 
@@ -166,7 +200,7 @@ def run_split(
             meta={**meta, "denoiser": denoiser},
         )
 
-    delta = optimise("sua", "unlearned", "delta")
+    delta = attacker_delta(seed, bench, unl, banks["unlearned"], cfg, out_dir, progress)
     rand = ATTACKS.get("random")(unl, acfg).run(banks["unlearned"], examples)
     delta_ret = optimise("sua", "retrain", "delta_retrain")
     result: dict[str, Any] = {
@@ -223,7 +257,7 @@ def budget_points(
         if abs(eps / 255 - cfg.attack.eps) < 1e-9:
             noise = recipe_delta
         else:
-            acfg = replace(cfg.attack, eps=eps / 255, alpha=cfg.attack.alpha * min(1.0, eps / 16), seed=seed)
+            acfg = replace(split_attack(cfg.attack, seed), eps=eps / 255, alpha=cfg.attack.alpha * min(1.0, eps / 16))
             noise = ATTACKS.get("sua")(unl, acfg).run(
                 bank,
                 examples,

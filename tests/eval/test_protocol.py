@@ -25,6 +25,20 @@ def test_attack_split_is_disjoint_and_seeded(micro_bench):
     assert all(e.photo in bench.person(e.person_id).photo_indices("heldout") for e in groups["b_attacker_heldout"])
 
 
+def test_restarts_of_one_split_start_apart_and_seed_0_keeps_the_splits_draws():
+    """Five restarts of each of six splits: thirty different seeds (the split's seed once replaced the attack's, and
+    the restarts were one run); the shipped recipe's seed 0 leaves the split's seed as it was."""
+    from dataclasses import replace
+
+    from sua_demo.attacks import AttackConfig
+    from sua_demo.eval.protocol import split_attack
+
+    restart = replace(AttackConfig(), random_start=True)
+    runs = [split_attack(replace(restart, seed=k), s) for k in range(5) for s in range(6)]
+    assert len({r.seed for r in runs}) == 30
+    assert split_attack(AttackConfig(), 4).seed == 4
+
+
 def test_pixel_metrics_and_auroc():
     import torch
 
