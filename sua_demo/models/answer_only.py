@@ -36,17 +36,20 @@ def _scatter(module: torch.nn.Module, args: tuple[Any, ...], output: torch.Tenso
 
 
 def install(model: Any) -> bool:
-    """Hook the last decoder block's MLP once; False where the decoder has no `layers[-1].mlp`."""
+    """Hook the last decoder block's MLP once; False where the decoder has no `layers[-1].mlp`. The mark is on the
+    MLP itself: a wrapper around the model (peft's LoRA while teaching) and the model unwrapped after it share the
+    block, and hooks installed twice gathered the kept rows twice."""
     with _INSTALL:
-        if getattr(model, "_sua_answer_only", None) is None:
-            decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
-            layers = getattr(decoder, "layers", None)
-            mlp = getattr(layers[-1], "mlp", None) if layers else None
-            if isinstance(mlp, torch.nn.Module):
-                mlp.register_forward_pre_hook(_gather)
-                mlp.register_forward_hook(_scatter)
-            model._sua_answer_only = isinstance(mlp, torch.nn.Module)
-        return model._sua_answer_only
+        decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+        layers = getattr(decoder, "layers", None)
+        mlp = getattr(layers[-1], "mlp", None) if layers else None
+        if not isinstance(mlp, torch.nn.Module):
+            return False
+        if not getattr(mlp, "_sua_answer_only", False):
+            mlp.register_forward_pre_hook(_gather)
+            mlp.register_forward_hook(_scatter)
+            mlp._sua_answer_only = True
+        return True
 
 
 @contextmanager

@@ -114,3 +114,39 @@ def test_an_unsupported_family_is_refused_before_any_weights_load(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "paligemma"}))
     with pytest.raises(SuaError, match="'paligemma' is not supported \\(PaliGemma is a prefix-LM.*llava"):
         load_adapter(tmp_path)
+
+
+def test_answer_logprobs_equal_the_full_forward_through_a_lora_wrapper_and_after_it(micro_bench, micro_model_cfg):
+    """`answer_logprobs` runs the last block's MLP and the vocabulary projection at answer-predicting positions only
+    (models/answer_only.py): its values are the log-softmax of the model's own full forward there. Checked on a
+    fresh model first used inside peft's LoRA wrapper, then unwrapped (Your face's teaching): hooks installed once
+    per wrapper gathered the kept rows twice on the unwrapped model and failed."""
+    from peft import LoraConfig, get_peft_model
+
+    from sua_demo.models.base import IGNORE
+    from sua_demo.training.finetune import build_tiny
+
+    bench, _ = micro_bench
+    adapter = build_tiny(bench, micro_model_cfg)
+    x = adapter.prepare_images([p.photos[0] for p in bench.people[:2]])
+    q, a = ["Where was this person born?", "What is this person's job?"], ["Glenmere", "a baker"]
+
+    def check() -> None:
+        batch = adapter.encode_batch(True, q, a)
+        with torch.no_grad():
+            ours, mask = adapter.answer_logprobs(x, q, a)
+            logits = adapter.model(
+                input_ids=batch["input_ids"],
+                attention_mask=batch["attention_mask"],
+                pixel_values=adapter.pixel_values(x),
+            ).logits[:, :-1]
+        targets = batch["labels"][:, 1:]
+        full = logits.log_softmax(-1).gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        assert torch.equal(mask, targets != IGNORE) and mask.any()
+        torch.testing.assert_close(ours, full * mask, atol=1e-5, rtol=1e-4)
+
+    lora = LoraConfig(r=2, lora_alpha=4, target_modules=adapter.lora_pattern(["q_proj", "up_proj"]))
+    adapter.model = get_peft_model(adapter.model, lora)
+    check()
+    adapter.model = adapter.model.merge_and_unload()
+    check()
