@@ -70,22 +70,24 @@ def runs_dir(world: Path, model: str) -> Path:
 
 
 def attack(world: Path, model: str, variants: list[str], splits: list[int], seed: int) -> None:
-    """Each variant on `model`: a restart's fits, the adaptive attack's protocols, or a variant's protocol, with every
-    control; what is finished is read back, not run again."""
+    """Each variant on `model`: the restarts' fits split by split (so a split's adaptive attack can start while
+    later splits still fit), then the adaptive attack's protocols and the other variants', with every control;
+    what is finished is read back, not run again."""
     bench = build_bench(faithful_bench(seed))
     folder = runs_dir(world, model)
-    for name in variants:
+    if restarts := [v for v in variants if v.startswith("restart")]:
+        method = load_adapter(world / model)
+        bank = ImageBank(bench, method)
+        for s in splits:
+            for name in restarts:
+                attacker_delta(s, bench, method, bank, ProtocolConfig(attack=VARIANTS[name][0]), folder / name)
+        log.info("%s %s fitted on %s", model, " ".join(restarts), describe())
+    for name in (v for v in variants if v not in restarts):
         if name == ADAPTIVE:
             for s, path in adaptive_deltas(folder, splits).items():
                 _protocol(world, model, bench, VARIANTS[path.parent.name][0], False, [s], path.parent)
             if missing := sorted(set(splits) - set(adaptive_deltas(folder, splits))):
                 log.info("%s adaptive: splits %s wait for their restarts' fits", model, missing)
-        elif name.startswith("restart"):
-            cfg = ProtocolConfig(attack=VARIANTS[name][0], splits=splits)
-            method = load_adapter(world / model)
-            bank = ImageBank(bench, method)
-            for s in splits:
-                attacker_delta(s, bench, method, bank, cfg, folder / name)
         else:
             _protocol(world, model, bench, *VARIANTS[name], splits, folder / name)
         log.info("%s %s done on %s", model, name, describe())
