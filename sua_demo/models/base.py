@@ -256,13 +256,15 @@ class VisionLanguageAdapter(ABC):
                 return self.lm_forward(batch, features, to_keep)
             return self._forward_embeds(self.embed_inputs(batch["input_ids"], features, soft), batch, to_keep)
 
+    def _features(self, images: torch.Tensor) -> torch.Tensor:
+        return self.image_features(self.pixel_values(images.to(self.device)))
+
     # -- the ways to run the model, named for what they return -------------------------------------------------
-    def logits(
-        self, batch: dict[str, torch.Tensor], images: torch.Tensor | None, soft: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        """(N, T, V) logits of an `encode_batch` batch, with or without images (and a soft prompt)."""
-        feats = None if images is None else self.image_features(self.pixel_values(images.to(self.device)))
-        return self._lm_logits(batch, feats, soft=soft)
+    def logits(self, batch: dict[str, torch.Tensor], images: torch.Tensor | None) -> torch.Tensor:
+        """(N, T, V) logits of an `encode_batch` batch, with or without images: for what reads every position (a
+        KL between two models' answers, membership scores); answer-only losses use `answer_logprobs`."""
+        feats = None if images is None else self._features(images)
+        return self._lm_logits(batch, feats)
 
     def answer_logprobs(
         self,
@@ -276,7 +278,7 @@ class VisionLanguageAdapter(ABC):
         the vocabulary and through the last block's MLP, as in the attack's `answer_token_logits`: the same values
         and gradients, and teaching and unlearning steps about a fifth cheaper on the embedded model."""
         batch = self.encode_batch(images is not None, questions, answers)
-        feats = None if images is None else self.image_features(self.pixel_values(images.to(self.device)))
+        feats = None if images is None else self._features(images)
         targets = batch["labels"][:, 1:]
         mask = targets != IGNORE
         inputs = {k: batch[k][:, :-1] for k in ("input_ids", "attention_mask")}  # the last column is only a label
