@@ -62,6 +62,9 @@ def test_unlearning_lowers_forget_score(vanilla_dir, micro_bench, tmp_path, meth
         retain_floor=0.5,
         refusal_target=0.5 if method == "idk" else 0.0,
         lora=lora,
+        # RMU's forget term starts tens of times the activations' size while its retain term starts at 0: with a
+        # weight of 1 the micro model's retain fell to 27 % on one float path and held on another; the recipe's 10
+        retain_weight=10.0 if method == "rmu" else UnlearnConfig.retain_weight,
     )
     result = unlearn(vanilla_dir, bench, bench_cfg, cfg, tmp_path / method, progress=False)
     after = forget_em(tmp_path / method, bench)

@@ -8,11 +8,13 @@ import html
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from typing import Any
 
 from sua_demo.core.errors import SuaError
 from sua_demo.engine import (
     Engine,
+    EnrolReport,
     Progress,
     StepReport,
 )
@@ -26,6 +28,7 @@ from sua_demo.ui.your_face.views import STOPPED, STOPPED_WAITING, finished_view,
 log = logging.getLogger(__name__)
 
 
+View = tuple[str, str, str, str]  # status, steps table, verdicts, story tables
 WARM_UP = 5  # passes a step's clock leaves out: teaching's first ones ran faster than the rest (estimates 32 % short)
 
 
@@ -78,9 +81,7 @@ def arm(visitor: FaceSession) -> None:
     visitor.queued = True
 
 
-def run(
-    engine: Engine, visitor: FaceSession, name: str, facts: dict[str, str], method: str = "idk"
-) -> Iterator[tuple[str, str, str, str]]:
+def run(engine: Engine, visitor: FaceSession, name: str, facts: dict[str, str], method: str = "idk") -> Iterator[View]:
     """(status, steps table, verdicts, story tables) after each step; a `SuaError` for input that cannot run, with
     nothing lost: the photos stay in the session. A run stopped while it waited does not start; a run whose page
     went away (the generator closed) stops within one pass of its current step."""
@@ -93,46 +94,9 @@ def run(
             return
         ready = face.prepare(engine, list(visitor.photos), name, facts)  # checked before it waits for its turn
         note = " ".join(ready.notes)
-        done, under_way, shown_at, started, told_stop = list[StepReport](), Under("teach"), 0.0, False, False
-        stream = face.steps(engine, ready, method, visitor.stop)
-        while True:
-            try:
-                item = next(stream)
-            except StopIteration as finished:
-                report = finished.value
-                break
-            except LeftTheLine:
-                yield STOPPED_WAITING, "", "", ""
-                return
-            except SuaError:
-                if not visitor.stop.is_set():
-                    raise
-                yield STOPPED, steps_html(done, stopped="the step under way"), "", ""  # one state: stopped
-                return
-            visitor.in_line = isinstance(item, Waiting)
-            if visitor.stop.is_set() and not isinstance(item, StepReport):  # the page's Stop: said here, once
-                if not told_stop:
-                    told_stop = True
-                    yield _stopping(visitor), steps_html(done, under_way.name, pace="stopping"), "", ""
-                continue
-            if isinstance(item, Waiting):
-                yield html.escape(item.words()), steps_html([], "teach", pace="waiting for its turn"), "", ""
-                continue
-            if not started:  # its turn has come
-                started = True
-                yield f"teaching {html.escape(ready.visitor.name)}… {note}", steps_html([], "teach"), "", ""
-            if isinstance(item, StepReport):
-                done.append(item)
-                under_way = Under("next step")
-                yield f"{item.name}: done in {item.seconds:.0f} s", steps_html(done, under_way.name), "", ""
-                continue
-            if isinstance(item, Progress):
-                under_way = under_way.seen(item)
-                if time.monotonic() - shown_at < 1.0:
-                    continue  # the clock moves with every pass; the page hears it once a second
-            shown_at = time.monotonic()
-            pace = under_way.pace()
-            yield f"{under_way.name}: {pace}", steps_html(done, under_way.name, pace=pace), "", ""
+        report = yield from _follow(face.steps(engine, ready, method, visitor.stop), visitor, ready.visitor.name, note)
+        if report is None:
+            return
         visitor.report = report
         yield finished_view(report, note)
     except GeneratorExit:
@@ -141,6 +105,51 @@ def run(
     finally:
         visitor.in_line = False
         visitor.busy.release()
+
+
+def _follow(
+    stream: Generator[Any, None, EnrolReport], visitor: FaceSession, name: str, note: str
+) -> Generator[View, None, EnrolReport | None]:
+    """The run's stream as the page shows it: its place in line, each step's pace (once a second) and result, a
+    stop said once as it is seen; the report, or None once the run stopped (and said so)."""
+    done, under_way, shown_at, started, told_stop = list[StepReport](), Under("teach"), 0.0, False, False
+    while True:
+        try:
+            item = next(stream)
+        except StopIteration as finished:
+            return finished.value
+        except LeftTheLine:
+            yield STOPPED_WAITING, "", "", ""
+            return None
+        except SuaError:
+            if not visitor.stop.is_set():
+                raise
+            yield STOPPED, steps_html(done, stopped="the step under way"), "", ""  # one state: stopped
+            return None
+        visitor.in_line = isinstance(item, Waiting)
+        if visitor.stop.is_set() and not isinstance(item, StepReport):  # the page's Stop: said here, once
+            if not told_stop:
+                told_stop = True
+                yield _stopping(visitor), steps_html(done, under_way.name, pace="stopping"), "", ""
+            continue
+        if isinstance(item, Waiting):
+            yield html.escape(item.words()), steps_html([], "teach", pace="waiting for its turn"), "", ""
+            continue
+        if not started:  # its turn has come
+            started = True
+            yield f"teaching {html.escape(name)}… {note}", steps_html([], "teach"), "", ""
+        if isinstance(item, StepReport):
+            done.append(item)
+            under_way = Under("next step")
+            yield f"{item.name}: done in {item.seconds:.0f} s", steps_html(done, under_way.name), "", ""
+            continue
+        if isinstance(item, Progress):
+            under_way = under_way.seen(item)
+            if time.monotonic() - shown_at < 1.0:
+                continue  # the clock moves with every pass; the page hears it once a second
+        shown_at = time.monotonic()
+        pace = under_way.pace()
+        yield f"{under_way.name}: {pace}", steps_html(done, under_way.name, pace=pace), "", ""
 
 
 def stop(visitor: FaceSession) -> str:
