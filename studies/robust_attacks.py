@@ -3,13 +3,15 @@
     HF_HUB_OFFLINE=1 .venv/bin/python studies/robust_attacks.py --world 0 --models idk_robust idk
     HF_HUB_OFFLINE=1 .venv/bin/python studies/robust_attacks.py --world 0 --models idk_robust --read
 
-Each variant writes under `runs/faithful/robust_attacks/<world folder>/<model>/<variant>/` (1 MB a variant, not
-shipped) and resumes where it stopped when run again (δ files mid-fit, protocol records split by split):
+Each variant resumes where it stopped when run again (δ files mid-fit, protocol records split by split):
 - `restart0` … `restart4`: the attacker's δ only (`eval.protocol.attacker_delta`), the shipped recipe at 4x its
-  steps from a random start of seed k, on splits 0 1 2, blind;
+  steps from a random start of seed k, on splits 0 1 2, blind, into `studies/robust_attack_fits/<world
+  folder>/<model>/restart<k>/` (committed as they finish: a later session's adaptive stage needs them);
 - `adaptive`: per split, once its five restarts are fitted, the one whose δ ends with the lowest attacker-side loss
-  (its own record) runs the rest of the recovery protocol (`eval.protocol.run_protocol`: every control) in its own
-  folder, reading its δ back: what a whole protocol per restart would give for the kept one, at a third of its cost;
+  (its own record) runs the rest of the recovery protocol (`eval.protocol.run_protocol`: every control) from that
+  δ, read back: what a whole protocol of that restart would give, at a third of the cost of one per restart;
+The protocols write under `runs/faithful/robust_attacks/<world folder>/<model>/<variant>/` (1 MB a variant, not
+shipped; the adaptive attack's under `adaptive/split<s>/`).
 - `eps32`: the shipped recipe at 2ε (reported, not judged);
 - `per_image`: the protocol's per-image PGD on each evaluated photo, the pixel channel's upper bound (reported).
 The shipped attack is `<world>/noise/<model>/` (`sua build-faithful --attack --only <model>`). EOT over the photo
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -49,6 +52,7 @@ from sua_demo.worlds.build import SHIPPED_PRECISION
 from sua_demo.worlds.faithful import ATTACK_SPLITS, RUNS, world_dir
 
 log = logging.getLogger("robust_attacks")
+FITS = Path(__file__).resolve().parent / "robust_attack_fits"
 SHIPPED = AttackConfig(precision=SHIPPED_PRECISION)
 RESTARTS = 5
 VARIANTS = {
@@ -69,27 +73,37 @@ def runs_dir(world: Path, model: str) -> Path:
     return RUNS / "robust_attacks" / world.name / model
 
 
+def fits_dir(world: Path, model: str) -> Path:
+    """Where the restarts' δ fits live (150 KB each, fifteen a model): committed as they finish, beside this script,
+    because the adaptive attack's next stage needs all fifteen and one session fits about that many."""
+    return FITS / world.name / model
+
+
 def attack(world: Path, model: str, variants: list[str], splits: list[int], seed: int) -> None:
     """Each variant on `model`: the restarts' fits split by split (so a split's adaptive attack can start while
     later splits still fit), then the adaptive attack's protocols and the other variants', with every control;
     what is finished is read back, not run again."""
     bench = build_bench(faithful_bench(seed))
-    folder = runs_dir(world, model)
+    fits, runs = fits_dir(world, model), runs_dir(world, model)
     if restarts := [v for v in variants if v.startswith("restart")]:
         method = load_adapter(world / model)
         bank = ImageBank(bench, method)
         for s in splits:
             for name in restarts:
-                attacker_delta(s, bench, method, bank, ProtocolConfig(attack=VARIANTS[name][0]), folder / name)
+                attacker_delta(s, bench, method, bank, ProtocolConfig(attack=VARIANTS[name][0]), fits / name)
         log.info("%s %s fitted on %s", model, " ".join(restarts), describe())
     for name in (v for v in variants if v not in restarts):
         if name == ADAPTIVE:
-            for s, path in adaptive_deltas(folder, splits).items():
-                _protocol(world, model, bench, VARIANTS[path.parent.name][0], False, [s], path.parent)
-            if missing := sorted(set(splits) - set(adaptive_deltas(folder, splits))):
+            for s, path in adaptive_deltas(fits, splits).items():
+                out = runs / ADAPTIVE / f"split{s}"  # the kept restart's δ, read back by the protocol
+                out.mkdir(parents=True, exist_ok=True)
+                if not (out / path.name).is_file():
+                    shutil.copyfile(path, out / path.name)
+                _protocol(world, model, bench, VARIANTS[path.parent.name][0], False, [s], out)
+            if missing := sorted(set(splits) - set(adaptive_deltas(fits, splits))):
                 log.info("%s adaptive: splits %s wait for their restarts' fits", model, missing)
         else:
-            _protocol(world, model, bench, *VARIANTS[name], splits, folder / name)
+            _protocol(world, model, bench, *VARIANTS[name], splits, runs / name)
         log.info("%s %s done on %s", model, name, describe())
 
 
@@ -142,8 +156,7 @@ def every_group(world: Path, model: str, splits: list[int]) -> str:
     own record (the adaptive's from the restart it chose)."""
     folders = {
         "shipped": {s: world / "noise" / model for s in splits},
-        "adaptive (4x steps, 5 restarts)": {s: p.parent for s, p in
-                                             adaptive_deltas(runs_dir(world, model), splits).items()},
+        "adaptive (4x steps, 5 restarts)": {s: runs_dir(world, model) / ADAPTIVE / f"split{s}" for s in splits},
         "2ε (reported, not judged)": {s: runs_dir(world, model) / "eps32" for s in splits},
     }  # fmt: skip
     found = {}
@@ -166,7 +179,7 @@ def read(world: Path, model: str, splits: list[int], seed: int) -> dict:
     the rule's sentence."""
     shipped = {s: world / "noise" / model / f"delta_split{s}.safetensors" for s in splits}
     attacks = {"shipped": {s: p for s, p in shipped.items() if p.is_file()}}
-    attacks["adaptive (4x steps, 5 restarts)"] = adaptive_deltas(runs_dir(world, model), splits)
+    attacks["adaptive (4x steps, 5 restarts)"] = adaptive_deltas(fits_dir(world, model), splits)
     finished = {n: d for n, d in attacks.items() if len(d) == len(splits)}
     if not finished:
         raise SystemExit(f"robust_attacks.py: no finished attack on {model} in {world} to read")
