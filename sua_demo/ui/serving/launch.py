@@ -29,9 +29,9 @@ CONCURRENCY = 2  # page answers at once, each on one thread
 LINE_SEATS = 40
 HEAVY = {"concurrency_id": "heavy", "concurrency_limit": LINE_SEATS}
 THREADS = 2 * LINE_SEATS
-# After SIGINT or SIGTERM: the most the cleanup may take before the process ends anyway. The promise is 2 s in all,
-# and on a loaded machine the signal itself can take most of a second to reach the main thread (1.2 here gave 2.39 s
-# once, in a full test run beside other jobs; the cleanup takes about 0.4 s on a quiet one).
+# After SIGINT or SIGTERM: the most the cleanup may take before the process ends anyway. The promise is 2 s in all;
+# the cleanup takes about 0.4 s on a quiet machine, and the rest is margin for the signal to reach the main thread
+# on a loaded one.
 GRACE_S = 1.0
 ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": "500", "GRADIO_ANALYTICS_MAX_EVENTS": "2000"}  # (queued)
 LOG_LINE = 1000  # characters: a log line quotes at most this much of what a caller sent
