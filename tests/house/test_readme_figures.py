@@ -81,8 +81,16 @@ def test_the_robust_models_figures_in_the_readme_are_their_reports():
     ]
     for phrase in said:
         assert phrase in README, phrase
-    readings = {json.loads(p.read_text())["reading"] for p in (ROOT / "checkpoints/faithful/robust_attacks").glob(
-        "*_robust/reading.json")}  # fmt: skip
-    assert len(readings) == 1 and f"*{readings.pop()}" in README.replace(
-        " (provisional: the adaptive attack is running)", " (provisional)"
-    )
+    flat = " ".join(README.split())
+    folder = ROOT / "checkpoints/faithful/robust_attacks"
+    for model, name in (("idk_robust", "IDK against δ"), ("grad_diff_robust", "GradDiff against δ")):
+        reading = json.loads((folder / model / "reading.json").read_text())["reading"]
+        said = reading.replace("(provisional)", "(provisional: its adaptive attack is running)")
+        assert f"{name} *{said}*" in flat, (model, reading)
+    idk = json.loads((folder / "idk_robust" / "reading.json").read_text())
+    adaptive = next(a for a in idk["attacks"] if a["name"].startswith("adaptive"))
+    assert f"{points(adaptive['beyond'])} beyond the control on unseen people (p = {adaptive['p']:.2f})" in flat
+    row = next(line for line in (folder / "idk_robust" / "reading.md").read_text().splitlines()
+               if line.startswith("| adaptive") and "the attacker's photos" in line)  # fmt: skip
+    cells = [c.split(" ± ")[0].strip() for c in row.strip("|").split("|")]
+    assert f"gets {cells[2]} on IDK against δ's attacker photos, under the {cells[5]} a δ optimised on the retrain" in flat
