@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sua_demo.ui.serving.handouts import HANDOUTS, ROUTE
+from sua_demo.ui.serving.page_cache import PageCache
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def launch_kwargs(scratch: Path, host: str | None = None, port: int | None = Non
         "max_file_size": MAX_UPLOAD,
         "max_threads": THREADS,
         "allowed_paths": [str(scratch)],
-        "app_kwargs": {"middleware": [_middleware(ClosedRoutes)]},
+        "app_kwargs": {"middleware": [_middleware(ClosedRoutes), _middleware(PageCache)]},
     }
     _scratch.add(Path(scratch))  # removed first if a stop signal ends the server (stop_on_signals)
     sessions_keep_no_page_copy()
