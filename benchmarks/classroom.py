@@ -6,8 +6,10 @@ open the page together, then each asks for a different person while K of them ru
 
 A visitor is what a browser tab sends, without a browser: a fresh session and its heartbeat, the page's load event
 and every event the browser chains after it (`trigger_after` in /config, each sent the values the tab holds then,
-streamed diffs applied), timed from the first join to the message that puts the verdict's headline on the page.
-Then every visitor asks the public `/verdict` for a different bench person (gradio_client, a client each); at the
+streamed diffs applied), timed from the page's fetch (its HTML, with the config built for each request, and the
+script and style it names) to the message that puts the verdict's headline on the page.
+Then every visitor asks the public `/verdict` for a different bench person (gradio_client, a client each,
+connected before the class opens the page: a browser never builds one); at the
 same moment the Your face visitors click its run as the tab does (4 procedural photos through /gradio_api/upload
 and the `face-files` upload event, a name and facts from `face-invent` beforehand; then `face-run`'s unqueued check
 and its run) and the Optimise visitors call `/optimise`. A heavy job waits from the click to its first streamed
@@ -26,6 +28,7 @@ import io
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -153,6 +156,7 @@ class Page:
         self.ids = {c["props"]["elem_id"]: c["id"] for c in config["components"] if c.get("props", {}).get("elem_id")}
         self.deps = config["dependencies"]
         self.http = httpx.Client(base_url=url + "gradio_api/", timeout=900)
+        self.root = url
         self.beat = http.client.HTTPConnection("127.0.0.1", httpx.URL(url).port, timeout=30)
 
     def open(self) -> None:
@@ -230,9 +234,14 @@ class Page:
 
 
 def open_page(page: Page, tally: Tally) -> None:
-    """The page's load and its chain, timed from the first join until the verdict's headline arrives."""
-    page.open()
+    """The page fetched as a browser fetches it (its HTML, which carries the page's config built for this request,
+    and the script and style it names), then its load and the chain after it, timed from the fetch until the
+    verdict's headline arrives."""
     t0, verdict, marks = time.monotonic(), page.ids["verdict"], []
+    html = page.http.get(page.root).raise_for_status().text
+    for asset in sorted(set(re.findall(r'(?:src|href)="\./(assets/[^"]+)"', html))):
+        page.http.get(page.root + asset).raise_for_status()
+    page.open()
 
     def seen(shown: dict[int, Any], kind: str) -> None:
         if not marks and HEADLINE in str(shown.get(verdict, "")):
@@ -336,11 +345,12 @@ class Class:
     def visitor(self, i: int) -> None:
         """Open the page with everyone, then ask for a person with everyone, with a heavy job beside if chosen."""
         page, a = Page(self.url, self.config, self.tally), self.args
-        self.left.append(page)
+        # the API client connects first: building one costs the server about as much as a page load (its config
+        # and API description), which a class's browsers never ask for, so it stays out of the page's timing
+        client = self.guarded("client", Client, self.url, verbose=False, download_files=False, analytics_enabled=False)
+        self.left += [page, client] if client else [page]
         self.opened.wait()
         self.guarded("page", open_page, page, self.tally)
-        client = self.guarded("client", Client, self.url, verbose=False, download_files=False, analytics_enabled=False)
-        self.left += [client] if client else []
         if i < a.face:
             self.guarded("Your face photos", prepare_face, page, 700 + i)
         self.asked.wait()
