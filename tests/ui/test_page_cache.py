@@ -82,3 +82,14 @@ def test_what_is_not_a_plain_page_fetch_that_went_well_is_gradios_every_time() -
         asyncio.run(fetch(cache, scope))
         asyncio.run(fetch(cache, scope))
         assert page.built == 2, scope
+
+
+def test_when_the_first_build_fails_those_who_waited_are_answered_by_gradio() -> None:
+    page = Page(status=500)
+    cache = PageCache(page)
+
+    async def class_of(n: int) -> list[bytes]:
+        return await asyncio.gather(*(fetch(cache, get()) for _ in range(n)))
+
+    pages = asyncio.run(class_of(3))
+    assert page.built == 3 and len(set(pages)) == 3 and not cache.kept and not cache.building

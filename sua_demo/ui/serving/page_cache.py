@@ -35,22 +35,22 @@ class PageCache:
         key = _key(scope)
         if key is None:
             await self.app(scope, receive, send)
-            return
-        messages = self.kept.get(key)
-        if messages is None and key in self.building:
-            messages = await asyncio.shield(self.building[key])  # None: the first failed, Gradio answers this one
-        if messages is not None:
-            if key in self.kept:
-                self.kept.move_to_end(key)
-            for message in messages:
-                await send(message)
-            return
-        await self._build(key, scope, receive, send)
+        elif key in self.kept:
+            self.kept.move_to_end(key)
+            await _replay(self.kept[key], send)
+        elif key in self.building:
+            messages = await asyncio.shield(self.building[key])
+            if messages is None:  # the first build failed: Gradio answers this one, as it answers any
+                await self.app(scope, receive, send)
+            else:
+                await _replay(messages, send)
+        else:
+            await self._build(key, scope, receive, send)
 
     async def _build(self, key: tuple, scope: Any, receive: Any, send: Any) -> None:
         """Gradio answers, the answer is kept when whole and fine, and whoever waited for it gets it."""
         said: list[dict] = []
-        ready = self.building.setdefault(key, asyncio.get_running_loop().create_future())
+        ready = self.building[key] = asyncio.get_running_loop().create_future()
 
         async def keep(message: dict) -> None:
             said.append(message)
@@ -64,9 +64,13 @@ class PageCache:
                 self.kept[key] = said
                 while len(self.kept) > ADDRESSES:
                     self.kept.popitem(last=False)
-            self.building.pop(key, None)
-            if not ready.done():
-                ready.set_result(said if whole else None)
+            del self.building[key]
+            ready.set_result(said if whole else None)
+
+
+async def _replay(messages: list[dict], send: Any) -> None:
+    for message in messages:
+        await send(message)
 
 
 def _key(scope: Any) -> tuple | None:
