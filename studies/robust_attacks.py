@@ -10,10 +10,11 @@ Each variant resumes where it stopped when run again (δ files mid-fit, protocol
 - `adaptive`: per split, once its five restarts are fitted, the one whose δ ends with the lowest attacker-side loss
   (its own record) runs the rest of the recovery protocol (`eval.protocol.run_protocol`: every control) from that
   δ, read back: what a whole protocol of that restart would give, at a third of the cost of one per restart;
-The protocols write under `runs/faithful/robust_attacks/<world folder>/<model>/<variant>/` (1 MB a variant, not
-shipped; the adaptive attack's under `adaptive/split<s>/`).
 - `eps32`: the shipped recipe at 2ε (reported, not judged);
 - `per_image`: the protocol's per-image PGD on each evaluated photo, the pixel channel's upper bound (reported).
+The protocols write under `runs/faithful/robust_attacks/<world folder>/<model>/<variant>/` (1 MB a variant, not
+shipped; the adaptive attack's under `adaptive/split<s>/`); each finished split's record (20 KB) is also kept,
+committed, under `studies/robust_attack_fits/<world folder>/<model>/records/<variant>/`, which the reading reads.
 The shipped attack is `<world>/noise/<model>/` (`sua build-faithful --attack --only <model>`). EOT over the photo
 jitter is part of the shipped recipe (`eot=True`), so every variant has it; the defence has no randomness of its
 own. The offsets ceiling is `studies/offsets.py --world faithful --models <model> retrain`.
@@ -79,6 +80,20 @@ def fits_dir(world: Path, model: str) -> Path:
     return FITS / world.name / model
 
 
+def records_dir(world: Path, model: str, variant: str) -> Path:
+    """Where a variant's finished per-split records are kept (20 KB each, committed beside the fits): what the
+    reading's every-group table reads, so a reading can be written again after runs/ is gone."""
+    return fits_dir(world, model) / "records" / variant
+
+
+def keep_records(out: Path, kept: Path, splits: list[int]) -> None:
+    """Copy the splits a protocol has finished in `out` to the committed `kept` folder."""
+    for s in splits:
+        if (out / f"split{s}.json").is_file():
+            kept.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(out / f"split{s}.json", kept / f"split{s}.json")
+
+
 def attack(world: Path, model: str, variants: list[str], splits: list[int], seed: int) -> None:
     """Each variant on `model`: the restarts' fits split by split (so a split's adaptive attack can start while
     later splits still fit), then the adaptive attack's protocols and the other variants', with every control;
@@ -100,10 +115,12 @@ def attack(world: Path, model: str, variants: list[str], splits: list[int], seed
                 if not (out / path.name).is_file():
                     shutil.copyfile(path, out / path.name)
                 _protocol(world, model, bench, VARIANTS[path.parent.name][0], False, [s], out)
+                keep_records(out, records_dir(world, model, ADAPTIVE), [s])
             if missing := sorted(set(splits) - set(adaptive_deltas(fits, splits))):
                 log.info("%s adaptive: splits %s wait for their restarts' fits", model, missing)
         else:
             _protocol(world, model, bench, *VARIANTS[name], splits, runs / name)
+            keep_records(runs / name, records_dir(world, model, name), splits)
         log.info("%s %s done on %s", model, name, describe())
 
 
@@ -153,16 +170,16 @@ def judged(name: str, deltas: dict[int, Path], models: dict, banks: dict, bench:
 
 def every_group(world: Path, model: str, splits: list[int]) -> str:
     """The shipped, adaptive and 2ε attacks that are finished, on groups a, b and c with every control: each split's
-    own record (the adaptive's from the restart it chose)."""
+    own record (the adaptive's from the restart it chose, kept by `keep_records`)."""
     folders = {
-        "shipped": {s: world / "noise" / model for s in splits},
-        "adaptive (4x steps, 5 restarts)": {s: runs_dir(world, model) / ADAPTIVE / f"split{s}" for s in splits},
-        "2ε (reported, not judged)": {s: runs_dir(world, model) / "eps32" for s in splits},
-    }  # fmt: skip
+        "shipped": world / "noise" / model,
+        "adaptive (4x steps, 5 restarts)": records_dir(world, model, ADAPTIVE),
+        "2ε (reported, not judged)": records_dir(world, model, "eps32"),
+    }
     found = {}
     for name, where in folders.items():
-        records = [where[s] / f"split{s}.json" for s in splits if s in where]
-        if len(records) == len(splits) and all(r.is_file() for r in records):
+        records = [where / f"split{s}.json" for s in splits]
+        if all(r.is_file() for r in records):
             found[name] = split_gains({"splits": [json.loads(r.read_text())["result"] for r in records]})
     return attack_table(found) if found else ""
 
