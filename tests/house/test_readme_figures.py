@@ -87,10 +87,17 @@ def test_the_robust_models_figures_in_the_readme_are_their_reports():
         reading = json.loads((folder / model / "reading.json").read_text())["reading"]
         said = reading.replace("(provisional)", "(provisional: its adaptive attack is running)")
         assert f"{name} *{said}*" in flat, (model, reading)
-    idk = json.loads((folder / "idk_robust" / "reading.json").read_text())
-    adaptive = next(a for a in idk["attacks"] if a["name"].startswith("adaptive"))
-    assert f"{points(adaptive['beyond'])} beyond the control on unseen people (p = {adaptive['p']:.2f})" in flat
-    row = next(line for line in (folder / "idk_robust" / "reading.md").read_text().splitlines()
-               if line.startswith("| adaptive") and "the attacker's photos" in line)  # fmt: skip
-    cells = [c.split(" ± ")[0].strip() for c in row.strip("|").split("|")]
-    assert f"gets {cells[2]} on IDK against δ's attacker photos, under the {cells[5]} a δ optimised on the retrain" in flat
+
+    def adaptive(model: str) -> tuple[dict, list[str]]:
+        said = json.loads((folder / model / "reading.json").read_text())
+        row = next(line for line in (folder / model / "reading.md").read_text().splitlines()
+                   if line.startswith("| adaptive") and "the attacker's photos" in line)  # fmt: skip
+        cells = [c.split(" ± ")[0].strip() for c in row.strip("|").split("|")]
+        return next(a for a in said["attacks"] if a["name"].startswith("adaptive")), cells
+
+    idk, cells = adaptive("idk_robust")
+    assert f"{points(idk['beyond'])} beyond the control on unseen people (p = {idk['p']:.2f})" in flat
+    assert f"gets {cells[2]} on IDK against δ's attacker photos, under the {cells[5]} a δ optimised" in flat
+    gd, cells = adaptive("grad_diff_robust")
+    assert f"GradDiff against δ it gets {cells[2]} on the attacker photos, beside the {cells[5]} of a δ" in flat
+    assert f"and {points(gd['beyond'])} beyond the control on unseen people." in flat
