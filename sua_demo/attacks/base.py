@@ -24,6 +24,7 @@ from sua_demo.attacks import parallel
 from sua_demo.attacks.noise import Noise, as_saved, load_noise, save_noise
 from sua_demo.attacks.speed import attack_mode, uncompile
 from sua_demo.core.augment import photo_jitter
+from sua_demo.core.config import CHECKPOINTS, shown_path
 from sua_demo.core.errors import BadValueError, SuaError
 from sua_demo.core.precision import Precision, resolve
 from sua_demo.core.registry import Registry
@@ -233,7 +234,8 @@ class UniversalAttack(ABC):
         cfg, device = self.cfg, self.adapter.device
         main = parallel.world()[0] == 0
         gen = torch.Generator().manual_seed(cfg.seed)
-        info = {"model": self.adapter.source, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
+        model = shown_path(self.adapter.source)  # as reports name it: a checkout-relative path where it is one
+        info = {"model": model, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
         delta, start = self._starting_delta(gen, info, checkpoint, main)
         delta = delta.to(device).requires_grad_(True)
         parallel.broadcast_(delta)
@@ -361,6 +363,8 @@ def _check_resumable(saved: dict[str, Any], run: dict[str, Any], path: str | Pat
     if not isinstance(saved.get("config"), dict):
         return  # a noise file from elsewhere records no run: resuming from it is the user's call
     run = as_saved(run)
+    if _same_model(saved.get("model"), run.get("model")):
+        saved = {**saved, "model": run.get("model")}
     pairs = [(k, saved.get(k), run[k]) for k in run if k != "config" and k.removesuffix("_reason") not in RESUMABLE]
     settings = saved["config"]
     pairs += [(k, settings[k], v) for k, v in run["config"].items() if k not in RESUMABLE and k in settings]
@@ -374,6 +378,16 @@ def _check_resumable(saved: dict[str, Any], run: dict[str, Any], path: str | Pat
     done, asked = int(saved.get("step", 0)), int(run["config"]["steps"])
     if done > asked:
         raise SuaError(f"{path} already holds {done} steps, more than the {asked} asked for; ask for >= {done} steps")
+
+
+def _same_model(saved: Any, now: Any) -> bool:
+    """The model a checkpoint was written for, named from another checkout: an absolute path whose last parts are
+    this run's checkout-relative one (a fit committed in one clone, resumed in another, or recorded before records
+    named paths relative to the checkout)."""
+    if not isinstance(saved, str) or not isinstance(now, str) or not (CHECKPOINTS.parent / now).exists():
+        return False  # `now` is not a path inside this checkout
+    tail = Path(now).parts
+    return Path(saved).is_absolute() and Path(saved).parts[-len(tail) :] == tail
 
 
 ATTACKS: Registry[UniversalAttack] = Registry("attack")

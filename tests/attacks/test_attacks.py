@@ -6,6 +6,7 @@ import torch
 from safetensors.torch import save_file
 
 from sua_demo.attacks import ATTACKS, AttackConfig, Noise, load_noise, save_noise
+from sua_demo.attacks.noise import as_saved
 from sua_demo.attacks.per_image import per_image_pgd
 from sua_demo.attacks.speed import attack_mode
 from sua_demo.core.augment import light_jitter, photo_jitter
@@ -207,6 +208,19 @@ def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_benc
         resume(replace(cfg, steps=7, stealth_weight=0.0, beta=0.0), attack="sua_plain")
     with pytest.raises(SuaError, match="already holds 7 steps"):
         resume(replace(cfg, steps=5))
+
+
+def test_a_fit_written_in_another_checkout_resumes_here_and_no_other_models_does():
+    """Records name a model inside the checkout by its checkout-relative path; a fit recorded with another clone's
+    absolute path to the same model (a study's committed restarts) is the same run, another model's is not."""
+    from sua_demo.attacks.base import _check_resumable
+
+    run = {"model": "checkpoints/faithful/idk_robust", "attack": "SUA", "config": {"steps": 12, "eps": 16 / 255}}
+    saved = {**as_saved(run), "model": "/work/clone/checkpoints/faithful/idk_robust", "step": 5}
+    _check_resumable(saved, run, "delta.safetensors")
+    for other in ("/work/clone/checkpoints/faithful/idk", "/work/clone/checkpoints/first/idk_robust"):
+        with pytest.raises(SuaError, match="model="):
+            _check_resumable({**saved, "model": other}, run, "delta.safetensors")
 
 
 def test_stealth_term_has_a_gradient(micro_adapter, micro_bench):
