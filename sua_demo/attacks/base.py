@@ -234,7 +234,8 @@ class UniversalAttack(ABC):
         cfg, device = self.cfg, self.adapter.device
         main = parallel.world()[0] == 0
         gen = torch.Generator().manual_seed(cfg.seed)
-        model = shown_path(self.adapter.source)  # as reports name it: a checkout-relative path where it is one
+        source = self.adapter.source  # a model folder as reports name it (checkout-relative), a hub id as it is
+        model = shown_path(source) if Path(source).exists() else source
         info = {"model": model, "attack": type(self).__name__, **(meta or {}), "config": asdict(cfg)}
         delta, start = self._starting_delta(gen, info, checkpoint, main)
         delta = delta.to(device).requires_grad_(True)

@@ -210,11 +210,22 @@ def test_sua_lowers_the_loss_within_budget_and_resumes(micro_adapter, micro_benc
         resume(replace(cfg, steps=5))
 
 
-def test_a_fit_written_in_another_checkout_resumes_here_and_no_other_models_does():
+def test_a_fit_written_in_another_checkout_resumes_here_and_no_other_models_does(micro_adapter, micro_bench, tmp_path):
     """Records name a model inside the checkout by its checkout-relative path; a fit recorded with another clone's
     absolute path to the same model (a study's committed restarts) is the same run, another model's is not."""
     from sua_demo.attacks.base import _check_resumable
+    from sua_demo.core.config import CHECKPOINTS
 
+    bench, _ = micro_bench
+    bank, was = ImageBank(bench, micro_adapter), micro_adapter.source
+    micro_adapter.source = str(CHECKPOINTS / "faithful" / "idk")  # as a study names it: absolute, in this checkout
+    try:
+        examples = image_examples(bench, bench.forget_ids, "train", ("gen",))
+        fit = ATTACKS.get("sua")(micro_adapter, AttackConfig(steps=1, batch_size=4, eot=False))
+        fit.run(bank, examples, checkpoint=tmp_path / "delta.safetensors", progress=False)
+    finally:
+        micro_adapter.source = was
+    assert load_noise(tmp_path / "delta.safetensors").meta["model"] == "checkpoints/faithful/idk"
     run = {"model": "checkpoints/faithful/idk_robust", "attack": "SUA", "config": {"steps": 12, "eps": 16 / 255}}
     saved = {**as_saved(run), "model": "/work/clone/checkpoints/faithful/idk_robust", "step": 5}
     _check_resumable(saved, run, "delta.safetensors")
